@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * numab_minwait: per-process NUMA balancing (prctl PR_NUMA_BALANCING) and
+ * the epoll minimum wait (EPOLL_CTL_MIN_WAIT), supplied to the hook points
+ * of a patched kernel.
+ *
+ * Unloading is refused while state exists: every process out of the
+ * DEFAULT NUMA balancing mode and every epoll instance with a minimum wait
+ * holds a reference on the module.
+ */
+#include <linux/module.h>
+
+#include "numab_minwait.h"
+
+static int __init numab_minwait_init(void)
+{
+	int ret;
+
+	numab_stats_init();
+
+	ret = numa_prctl_register();
+	if (ret)
+		goto err_stats;
+
+	ret = min_wait_register();
+	if (ret)
+		goto err_numa;
+
+	return 0;
+
+err_numa:
+	numa_prctl_unregister();
+err_stats:
+	numab_stats_exit();
+	return ret;
+}
+
+static void __exit numab_minwait_exit(void)
+{
+	min_wait_unregister();
+	numa_prctl_unregister();
+	numab_stats_exit();
+}
+
+module_init(numab_minwait_init);
+module_exit(numab_minwait_exit);
+
+MODULE_DESCRIPTION("Per-process NUMA balancing and epoll minimum wait");
+MODULE_LICENSE("GPL");

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * debugfs numab_minwait/counters: the state the module accounts for, one
+ * "name value" pair a line, so that tests can check nothing leaks.
+ */
+#include <linux/debugfs.h>
+#include <linux/seq_file.h>
+
+#include "numab_minwait.h"
+
+static struct dentry *numab_debugfs_dir;
+
+static int counters_show(struct seq_file *m, void *unused)
+{
+	seq_printf(m, "enabled_mms %d\n", atomic_read(&numab_enabled_mms));
+	seq_printf(m, "key_count %d\n", numa_prctl_key_count());
+	seq_printf(m, "min_wait_instances %d\n",
+		   atomic_read(&min_wait_instances));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(counters);
+
+/* debugfs is best effort: the module works without it. */
+void numab_stats_init(void)
+{
+	numab_debugfs_dir = debugfs_create_dir("numab_minwait", NULL);
+	debugfs_create_file("counters", 0444, numab_debugfs_dir, NULL,
+			    &counters_fops);
+}
+
+void numab_stats_exit(void)
+{
+	debugfs_remove_recursive(numab_debugfs_dir);
+}
