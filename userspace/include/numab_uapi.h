@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * ABI of the numab_minwait project, as seen from userspace.
+ *
+ * The numbers are those of the original postings (see SPEC.md). Each one is
+ * guarded so that this header also compiles next to kernel headers that
+ * already carry them.
+ */
+#ifndef NUMAB_UAPI_H
+#define NUMAB_UAPI_H
+
+/* Per-process NUMA balancing: prctl(PR_NUMA_BALANCING, op, arg3, 0, 0) */
+#ifndef PR_NUMA_BALANCING
+#define PR_NUMA_BALANCING		65
+#endif
+#ifndef PR_SET_NUMA_BALANCING_DISABLED
+#define PR_SET_NUMA_BALANCING_DISABLED	0
+#endif
+#ifndef PR_SET_NUMA_BALANCING_ENABLED
+#define PR_SET_NUMA_BALANCING_ENABLED	1
+#endif
+#ifndef PR_SET_NUMA_BALANCING_DEFAULT
+#define PR_SET_NUMA_BALANCING_DEFAULT	2
+#endif
+#ifndef PR_GET_NUMA_BALANCING
+#define PR_GET_NUMA_BALANCING		3
+#endif
+
+/* epoll minimum wait: epoll_ctl(epfd, EPOLL_CTL_MIN_WAIT, fd, &ev) */
+#ifndef EPOLL_CTL_MIN_WAIT
+#define EPOLL_CTL_MIN_WAIT		4
+#endif
+
+/* Observability: names and paths published by the kernel and the module */
+#define NUMAB_MODULE_NAME		"numab_minwait"
+#define NUMAB_STATUS_KEY		"NumaB_mode:"
+#define NUMAB_FDINFO_KEY		"min_wait_us:"
+#define NUMAB_DEBUGFS_DIR		"/sys/kernel/debug/numab_minwait"
+#define NUMAB_DEBUGFS_COUNTERS		NUMAB_DEBUGFS_DIR "/counters"
+
+#endif /* NUMAB_UAPI_H */

@@ -1,0 +1,950 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * epoll_ctl(EPOLL_CTL_MIN_WAIT): the tables of SPEC section 2, the wait
+ * semantics, the wakeup corner cases (EPOLLEXCLUSIVE, nested epoll),
+ * io_uring's IORING_OP_EPOLL_CTL, and module unload around sleeping
+ * waiters.
+ *
+ * Timing margins are wide on purpose: the guest runs under TCG. Lower
+ * bounds are exact (a min-wait never ends early); upper bounds allow
+ * SLACK_MS.
+ */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <linux/io_uring.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+
+#include "kselftest_harness.h"
+#include "numab_test_util.h"
+
+#define SLACK_MS	250
+
+#define ASSERT_MODULE() \
+	ASSERT_TRUE(numab_module_loaded()) TH_LOG(NUMAB_MSG_NO_MODULE)
+
+/* Set the min-wait; returns the previous value or -errno. */
+static long set_min_wait(int epfd, uint64_t usecs)
+{
+	struct epoll_event ev = { .data.u64 = usecs };
+	int ret = epoll_ctl(epfd, EPOLL_CTL_MIN_WAIT, -1, &ev);
+
+	return ret < 0 ? -errno : ret;
+}
+
+static int add_fd(int epfd, int fd, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.fd = fd };
+
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static void efd_signal(int efd)
+{
+	uint64_t one = 1;
+
+	if (write(efd, &one, sizeof(one)) != sizeof(one))
+		abort();
+}
+
+/* --- timed waits ---------------------------------------------------------- */
+
+struct timed {
+	int epfd;
+	int maxevents;
+	int timeout;		/* ms, for epoll_wait() */
+	int ret;
+	int err;
+	int64_t start_ns;
+	int64_t end_ns;
+	int64_t ms;
+	struct epoll_event ev[8];
+};
+
+static void *timed_wait_fn(void *arg)
+{
+	struct timed *t = arg;
+
+	t->start_ns = numab_now_ns();
+	t->ret = epoll_wait(t->epfd, t->ev, t->maxevents, t->timeout);
+	t->err = errno;
+	t->end_ns = numab_now_ns();
+	t->ms = (t->end_ns - t->start_ns) / 1000000;
+	return NULL;
+}
+
+static struct timed timed_wait(int epfd, int maxevents, int timeout)
+{
+	struct timed t = {
+		.epfd = epfd,
+		.maxevents = maxevents,
+		.timeout = timeout,
+	};
+
+	timed_wait_fn(&t);
+	return t;
+}
+
+/* An eventfd write from another thread after a delay. */
+struct delayed_write {
+	pthread_t th;
+	int fd;
+	int delay_ms;
+	int64_t at_ns;
+};
+
+static void *delayed_write_fn(void *arg)
+{
+	struct delayed_write *w = arg;
+
+	numab_sleep_ms(w->delay_ms);
+	w->at_ns = numab_now_ns();
+	efd_signal(w->fd);
+	return NULL;
+}
+
+static int delayed_write_start(struct delayed_write *w, int fd, int ms)
+{
+	w->fd = fd;
+	w->delay_ms = ms;
+	return pthread_create(&w->th, NULL, delayed_write_fn, w);
+}
+
+/* --- the common fixture: one instance watching two eventfds -------------- */
+
+FIXTURE(ep) {
+	int epfd;
+	int efd[2];
+};
+
+FIXTURE_SETUP(ep)
+{
+	ASSERT_MODULE();
+	self->epfd = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, self->epfd);
+	self->efd[0] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	self->efd[1] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ASSERT_LE(0, self->efd[0]);
+	ASSERT_LE(0, self->efd[1]);
+	ASSERT_EQ(0, add_fd(self->epfd, self->efd[0], EPOLLIN));
+	ASSERT_EQ(0, add_fd(self->epfd, self->efd[1], EPOLLIN));
+}
+
+FIXTURE_TEARDOWN(ep)
+{
+	close(self->epfd);
+	close(self->efd[0]);
+	close(self->efd[1]);
+}
+
+/* --- the epoll_ctl table -------------------------------------------------- */
+
+TEST_F(ep, returns_previous_value)
+{
+	EXPECT_EQ(0, set_min_wait(self->epfd, 1000));
+	EXPECT_EQ(1000, set_min_wait(self->epfd, 2000));
+	EXPECT_EQ(2000, set_min_wait(self->epfd, 2000));
+	EXPECT_EQ(2000, set_min_wait(self->epfd, INT_MAX));
+	EXPECT_EQ(INT_MAX, set_min_wait(self->epfd, 1));
+	EXPECT_EQ(1, set_min_wait(self->epfd, 0));
+	EXPECT_EQ(0, set_min_wait(self->epfd, 0));
+}
+
+TEST_F(ep, above_int_max_einval)
+{
+	static const uint64_t bad[] = {
+		(uint64_t)INT_MAX + 1, UINT_MAX, 1ULL << 32,
+		(1ULL << 32) | 5, 1ULL << 63, UINT64_MAX,
+	};
+	size_t i;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, 5000));
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		EXPECT_EQ(-EINVAL, set_min_wait(self->epfd, bad[i]))
+			TH_LOG("usecs %#llx accepted",
+			       (unsigned long long)bad[i]);
+	EXPECT_EQ(5000, set_min_wait(self->epfd, 0)) TH_LOG("value changed");
+}
+
+TEST_F(ep, bad_event_pointer_efault)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	void *gone;
+
+	gone = mmap(NULL, pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, gone);
+	ASSERT_EQ(0, munmap(gone, pg));
+	ASSERT_EQ(0, set_min_wait(self->epfd, 7000));
+
+	errno = 0;
+	EXPECT_EQ(-1, epoll_ctl(self->epfd, EPOLL_CTL_MIN_WAIT, -1, NULL));
+	EXPECT_EQ(EFAULT, errno);
+	errno = 0;
+	EXPECT_EQ(-1, epoll_ctl(self->epfd, EPOLL_CTL_MIN_WAIT, -1, gone));
+	EXPECT_EQ(EFAULT, errno);
+	errno = 0;
+	EXPECT_EQ(-1, epoll_ctl(self->epfd, EPOLL_CTL_MIN_WAIT, -1,
+				(void *)0xffff888000000000UL));
+	EXPECT_EQ(EFAULT, errno);
+	EXPECT_EQ(7000, set_min_wait(self->epfd, 0)) TH_LOG("value changed");
+}
+
+TEST_F(ep, not_an_epoll_fd_einval)
+{
+	int p[2], devnull;
+
+	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
+	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, devnull);
+	EXPECT_EQ(-EINVAL, set_min_wait(p[0], 1000));
+	EXPECT_EQ(-EINVAL, set_min_wait(devnull, 1000));
+	EXPECT_EQ(-EINVAL, set_min_wait(self->efd[0], 1000));
+	close(p[0]);
+	close(p[1]);
+	close(devnull);
+}
+
+TEST_F(ep, bad_epfd_ebadf)
+{
+	int fd = dup(self->efd[0]);
+
+	ASSERT_LE(0, fd);
+	close(fd);
+	EXPECT_EQ(-EBADF, set_min_wait(-1, 1000));
+	EXPECT_EQ(-EBADF, set_min_wait(fd, 1000));
+	EXPECT_EQ(-EBADF, set_min_wait(INT_MAX, 1000));
+}
+
+TEST_F(ep, fd_argument_ignored)
+{
+	struct epoll_event ev = { .data.u64 = 100 };
+	int closed = dup(self->efd[0]), p[2], prev = 0, i;
+	int fds[6];
+
+	ASSERT_LE(0, closed);
+	close(closed);
+	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
+	fds[0] = -1;
+	fds[1] = closed;
+	fds[2] = p[0];
+	fds[3] = self->epfd;	/* itself: EINVAL for ADD, fine here */
+	fds[4] = self->efd[0];	/* already watched */
+	fds[5] = INT_MAX;
+	for (i = 0; i < 6; i++) {
+		ev.data.u64 = 100 + i;
+		EXPECT_EQ(prev, epoll_ctl(self->epfd, EPOLL_CTL_MIN_WAIT,
+					  fds[i], &ev))
+			TH_LOG("fd %d: %s", fds[i], strerror(errno));
+		prev = 100 + i;
+	}
+	close(p[0]);
+	close(p[1]);
+}
+
+TEST_F(ep, fdinfo_line_iff_nonzero)
+{
+	EXPECT_EQ(-ENOENT, numab_fdinfo_min_wait(self->epfd));
+	ASSERT_EQ(0, set_min_wait(self->epfd, 1234));
+	EXPECT_EQ(1234, numab_fdinfo_min_wait(self->epfd));
+	ASSERT_EQ(1234, set_min_wait(self->epfd, INT_MAX));
+	EXPECT_EQ(INT_MAX, numab_fdinfo_min_wait(self->epfd));
+	ASSERT_EQ(INT_MAX, set_min_wait(self->epfd, 0));
+	EXPECT_EQ(-ENOENT, numab_fdinfo_min_wait(self->epfd))
+		TH_LOG("min_wait_us line shown for 0");
+}
+
+TEST_F(ep, instance_counter)
+{
+	struct numab_counters base = { 0 }, c = { 0 };
+	int other, status;
+	pid_t pid;
+
+	ASSERT_EQ(0, numab_read_counters(&base))
+		TH_LOG("cannot read %s", NUMAB_DEBUGFS_COUNTERS);
+	ASSERT_EQ(0, set_min_wait(self->epfd, 500));
+	ASSERT_EQ(0, numab_read_counters(&c));
+	EXPECT_EQ(base.min_wait_instances + 1, c.min_wait_instances);
+	ASSERT_EQ(500, set_min_wait(self->epfd, 600));
+	ASSERT_EQ(0, numab_read_counters(&c));
+	EXPECT_EQ(base.min_wait_instances + 1, c.min_wait_instances);
+	ASSERT_EQ(600, set_min_wait(self->epfd, 0));
+	ASSERT_EQ(0, numab_read_counters(&c));
+	EXPECT_EQ(base.min_wait_instances, c.min_wait_instances);
+
+	/* Closing the last reference of an instance with a min-wait. */
+	other = epoll_create1(0);
+	ASSERT_LE(0, other);
+	ASSERT_EQ(0, set_min_wait(other, 500));
+	ASSERT_EQ(0, numab_read_counters(&c));
+	EXPECT_EQ(base.min_wait_instances + 1, c.min_wait_instances);
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		close(other);	/* the parent still holds the file */
+		_exit(0);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_EQ(0, numab_read_counters(&c));
+	EXPECT_EQ(base.min_wait_instances + 1, c.min_wait_instances);
+	close(other);
+	EXPECT_TRUE(numab_counters_settle(&base, &c, 2000))
+		TH_LOG("min_wait_instances %ld after close, want %ld",
+		       c.min_wait_instances, base.min_wait_instances);
+}
+
+/* --- wait semantics ------------------------------------------------------- */
+
+TEST_F(ep, timeout_shorter_than_min_wait)
+{
+	struct timed t;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, 800000));
+	t = timed_wait(self->epfd, 8, 100);
+	EXPECT_EQ(0, t.ret);
+	EXPECT_LE(100, t.ms);
+	EXPECT_GT(100 + SLACK_MS, t.ms) TH_LOG("returned at %lld ms",
+					       (long long)t.ms);
+
+	/* with an event ready: still returns at T, with the event */
+	efd_signal(self->efd[0]);
+	t = timed_wait(self->epfd, 8, 100);
+	EXPECT_EQ(1, t.ret);
+	EXPECT_LE(100, t.ms);
+	EXPECT_GT(100 + SLACK_MS, t.ms) TH_LOG("returned at %lld ms",
+					       (long long)t.ms);
+}
+
+TEST_F(ep, timeout_zero_never_blocks)
+{
+	struct timed t;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, 1000000));
+	t = timed_wait(self->epfd, 8, 0);
+	EXPECT_EQ(0, t.ret);
+	EXPECT_GT(SLACK_MS, t.ms);
+	efd_signal(self->efd[0]);
+	t = timed_wait(self->epfd, 8, 0);
+	EXPECT_EQ(1, t.ret);
+	EXPECT_GT(SLACK_MS, t.ms);
+}
+
+TEST_F(ep, ready_events_still_wait_min)
+{
+	struct timed t;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, 200000));
+	efd_signal(self->efd[0]);
+	t = timed_wait(self->epfd, 8, -1);
+	EXPECT_EQ(1, t.ret);
+	EXPECT_LE(200, t.ms) TH_LOG("returned after %lld ms", (long long)t.ms);
+	EXPECT_GT(200 + SLACK_MS, t.ms);
+
+	/* finite timeout longer than the min-wait */
+	t = timed_wait(self->epfd, 8, 2000);
+	EXPECT_EQ(1, t.ret);
+	EXPECT_LE(200, t.ms);
+	EXPECT_GT(200 + SLACK_MS, t.ms);
+}
+
+TEST_F(ep, maxevents_reached_returns_early)
+{
+	struct delayed_write w0, w1;
+	struct timed t;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, 500000));
+
+	/* ready before the call */
+	efd_signal(self->efd[0]);
+	t = timed_wait(self->epfd, 1, -1);
+	EXPECT_EQ(1, t.ret);
+	EXPECT_GT(SLACK_MS, t.ms) TH_LOG("waited %lld ms", (long long)t.ms);
+	efd_signal(self->efd[1]);
+	t = timed_wait(self->epfd, 2, -1);
+	EXPECT_EQ(2, t.ret);
+	EXPECT_GT(SLACK_MS, t.ms) TH_LOG("waited %lld ms", (long long)t.ms);
+
+	/* arriving during the min-wait (the seed's test) */
+	close(self->efd[0]);
+	close(self->efd[1]);
+	close(self->epfd);
+	self->epfd = epoll_create1(EPOLL_CLOEXEC);
+	self->efd[0] = eventfd(0, EFD_CLOEXEC);
+	self->efd[1] = eventfd(0, EFD_CLOEXEC);
+	ASSERT_EQ(0, add_fd(self->epfd, self->efd[0], EPOLLIN));
+	ASSERT_EQ(0, add_fd(self->epfd, self->efd[1], EPOLLIN));
+	ASSERT_EQ(0, set_min_wait(self->epfd, 500000));
+	ASSERT_EQ(0, delayed_write_start(&w0, self->efd[0], 10));
+	ASSERT_EQ(0, delayed_write_start(&w1, self->efd[1], 20));
+	t = timed_wait(self->epfd, 2, -1);
+	pthread_join(w0.th, NULL);
+	pthread_join(w1.th, NULL);
+	EXPECT_EQ(2, t.ret);
+	EXPECT_GT(20 + SLACK_MS, t.ms) TH_LOG("waited %lld ms",
+					      (long long)t.ms);
+}
+
+TEST_F(ep, events_during_min_wait_are_batched)
+{
+	struct delayed_write w0, w1;
+	struct timed t;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, 300000));
+	ASSERT_EQ(0, delayed_write_start(&w0, self->efd[0], 10));
+	ASSERT_EQ(0, delayed_write_start(&w1, self->efd[1], 20));
+	t = timed_wait(self->epfd, 8, -1);
+	pthread_join(w0.th, NULL);
+	pthread_join(w1.th, NULL);
+	EXPECT_EQ(2, t.ret);
+	EXPECT_LE(300, t.ms) TH_LOG("returned after %lld ms", (long long)t.ms);
+	EXPECT_GT(300 + SLACK_MS, t.ms);
+}
+
+TEST_F(ep, after_min_wait_usual_wait)
+{
+	struct delayed_write w;
+	struct timed t;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, 100000));
+
+	/* nothing by M: the first event ends the wait */
+	ASSERT_EQ(0, delayed_write_start(&w, self->efd[0], 400));
+	t = timed_wait(self->epfd, 8, -1);
+	pthread_join(w.th, NULL);
+	EXPECT_EQ(1, t.ret);
+	EXPECT_LE(0, (t.end_ns - w.at_ns) / 1000000);
+	EXPECT_GT(SLACK_MS, (t.end_ns - w.at_ns) / 1000000)
+		TH_LOG("returned %lld ms after the event",
+		       (long long)((t.end_ns - w.at_ns) / 1000000));
+
+	/* nothing at all: the timeout ends it */
+	ASSERT_EQ(8, read(self->efd[0], &(uint64_t){ 0 }, 8));
+	t = timed_wait(self->epfd, 8, 300);
+	EXPECT_EQ(0, t.ret);
+	EXPECT_LE(300, t.ms);
+	EXPECT_GT(300 + SLACK_MS, t.ms);
+}
+
+TEST_F(ep, no_min_wait_unchanged)
+{
+	struct delayed_write w;
+	struct timed t;
+
+	efd_signal(self->efd[0]);
+	t = timed_wait(self->epfd, 8, -1);
+	EXPECT_EQ(1, t.ret);
+	EXPECT_GT(SLACK_MS, t.ms);
+	ASSERT_EQ(8, read(self->efd[0], &(uint64_t){ 0 }, 8));
+
+	ASSERT_EQ(0, delayed_write_start(&w, self->efd[1], 50));
+	t = timed_wait(self->epfd, 8, 2000);
+	pthread_join(w.th, NULL);
+	EXPECT_EQ(1, t.ret);
+	EXPECT_GT(50 + SLACK_MS, t.ms);
+
+	/* set then cleared: back to normal */
+	ASSERT_EQ(0, set_min_wait(self->epfd, 500000));
+	ASSERT_EQ(500000, set_min_wait(self->epfd, 0));
+	t = timed_wait(self->epfd, 8, -1);
+	EXPECT_EQ(1, t.ret);
+	EXPECT_GT(SLACK_MS, t.ms);
+}
+
+/* --- signals and kill ----------------------------------------------------- */
+
+static void sigusr1_handler(int sig)
+{
+	(void)sig;
+}
+
+struct signaller {
+	pthread_t th;
+	pthread_t target;
+	int delay_ms;
+};
+
+static void *signaller_fn(void *arg)
+{
+	struct signaller *s = arg;
+
+	numab_sleep_ms(s->delay_ms);
+	pthread_kill(s->target, SIGUSR1);
+	return NULL;
+}
+
+TEST_F(ep, signal_interrupts_min_wait)
+{
+	struct sigaction sa = { .sa_handler = sigusr1_handler };
+	struct signaller s = { .delay_ms = 100 };
+	struct timed t;
+
+	sigemptyset(&sa.sa_mask);
+	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));	/* no SA_RESTART */
+	ASSERT_EQ(0, set_min_wait(self->epfd, 2000000));
+	s.target = pthread_self();
+
+	/* nothing ready: EINTR */
+	ASSERT_EQ(0, pthread_create(&s.th, NULL, signaller_fn, &s));
+	t = timed_wait(self->epfd, 8, -1);
+	pthread_join(s.th, NULL);
+	EXPECT_EQ(-1, t.ret);
+	EXPECT_EQ(EINTR, t.err);
+	EXPECT_GT(100 + SLACK_MS, t.ms) TH_LOG("returned after %lld ms",
+					       (long long)t.ms);
+
+	/* something ready: the event or EINTR, promptly either way */
+	efd_signal(self->efd[0]);
+	ASSERT_EQ(0, pthread_create(&s.th, NULL, signaller_fn, &s));
+	t = timed_wait(self->epfd, 8, -1);
+	pthread_join(s.th, NULL);
+	EXPECT_TRUE(t.ret == 1 || (t.ret == -1 && t.err == EINTR))
+		TH_LOG("ret %d (%s)", t.ret, strerror(t.err));
+	EXPECT_GT(100 + SLACK_MS, t.ms) TH_LOG("returned after %lld ms",
+					       (long long)t.ms);
+}
+
+TEST_F(ep, sigkill_ends_min_wait)
+{
+	int64_t killed;
+	int status, i;
+	pid_t pid;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, 10000000));
+	for (i = 0; i < 2; i++) {
+		/* once with an event ready, once without */
+		if (i)
+			efd_signal(self->efd[0]);
+		fflush(stdout);
+		fflush(stderr);
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid) {
+			struct epoll_event ev;
+
+			epoll_wait(self->epfd, &ev, 1 + i, -1);
+			_exit(1);
+		}
+		numab_sleep_ms(200);
+		killed = numab_now_ns();
+		ASSERT_EQ(0, kill(pid, SIGKILL));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL)
+			TH_LOG("child was not in the wait when killed");
+		EXPECT_GT(1000, numab_ms_since(killed))
+			TH_LOG("SIGKILL took %lld ms",
+			       (long long)numab_ms_since(killed));
+	}
+}
+
+/* --- epoll_pwait / epoll_pwait2 ------------------------------------------- */
+
+static int sys_epoll_pwait2(int epfd, struct epoll_event *ev, int maxevents,
+			    const struct timespec *ts, const sigset_t *mask)
+{
+	return syscall(SYS_epoll_pwait2, epfd, ev, maxevents, ts, mask,
+		       mask ? _NSIG / 8 : 0);
+}
+
+TEST_F(ep, epoll_pwait2_timespec)
+{
+	struct timespec ts = { .tv_nsec = 150 * 1000000L };
+	struct epoll_event ev[4];
+	int64_t t0, ms;
+	sigset_t mask;
+	int ret;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, 500000));
+	t0 = numab_now_ns();
+	ret = sys_epoll_pwait2(self->epfd, ev, 4, &ts, NULL);
+	ms = numab_ms_since(t0);
+	if (ret < 0 && errno == ENOSYS)
+		SKIP(return, "epoll_pwait2 not available");
+	EXPECT_EQ(0, ret);
+	EXPECT_LE(150, ms);
+	EXPECT_GT(150 + SLACK_MS, ms) TH_LOG("returned after %lld ms",
+					     (long long)ms);
+
+	/* zero timespec: never blocks */
+	ts.tv_nsec = 0;
+	efd_signal(self->efd[0]);
+	t0 = numab_now_ns();
+	EXPECT_EQ(1, sys_epoll_pwait2(self->epfd, ev, 4, &ts, NULL));
+	EXPECT_GT(SLACK_MS, numab_ms_since(t0));
+
+	/* long timespec, event ready, with a signal mask: waits M */
+	ts.tv_sec = 2;
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGUSR2);
+	t0 = numab_now_ns();
+	EXPECT_EQ(1, sys_epoll_pwait2(self->epfd, ev, 4, &ts, &mask));
+	ms = numab_ms_since(t0);
+	EXPECT_LE(500, ms);
+	EXPECT_GT(500 + SLACK_MS, ms);
+
+	/* epoll_pwait, same thing */
+	t0 = numab_now_ns();
+	EXPECT_EQ(1, epoll_pwait(self->epfd, ev, 4, 2000, &mask));
+	ms = numab_ms_since(t0);
+	EXPECT_LE(500, ms);
+	EXPECT_GT(500 + SLACK_MS, ms);
+}
+
+/* --- several waiters ------------------------------------------------------ */
+
+#define NR_WAITERS 3
+
+TEST_F(ep, threads_share_min_wait)
+{
+	struct timed t[NR_WAITERS];
+	pthread_t th[NR_WAITERS];
+	struct delayed_write w;
+	int i;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, 300000));
+	for (i = 0; i < NR_WAITERS; i++) {
+		t[i] = (struct timed){
+			.epfd = self->epfd, .maxevents = 8, .timeout = 3000,
+		};
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, timed_wait_fn,
+					    &t[i]));
+	}
+	ASSERT_EQ(0, delayed_write_start(&w, self->efd[0], 50));
+	for (i = 0; i < NR_WAITERS; i++)
+		pthread_join(th[i], NULL);
+	pthread_join(w.th, NULL);
+	for (i = 0; i < NR_WAITERS; i++) {
+		/* the eventfd stays readable: each waiter gets it ... */
+		EXPECT_EQ(1, t[i].ret) TH_LOG("waiter %d", i);
+		/* ... and none before its own min-wait */
+		EXPECT_LE(300, t[i].ms) TH_LOG("waiter %d after %lld ms", i,
+					       (long long)t[i].ms);
+		EXPECT_GT(300 + 2 * SLACK_MS, t[i].ms)
+			TH_LOG("waiter %d after %lld ms", i,
+			       (long long)t[i].ms);
+	}
+}
+
+/*
+ * Two instances, A with a min-wait and B without, both watch one eventfd
+ * with EPOLLEXCLUSIVE, A first in its wait queue. The wakeup must not be
+ * swallowed by A's waiter sleeping out its min-wait: B's waiter gets it.
+ */
+TEST(exclusive_wakeup_reaches_other_instance)
+{
+	struct timed ta, tb;
+	pthread_t tha, thb;
+	int a, b, efd;
+	int64_t wrote;
+
+	ASSERT_MODULE();
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	a = epoll_create1(EPOLL_CLOEXEC);
+	b = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, efd);
+	ASSERT_LE(0, a);
+	ASSERT_LE(0, b);
+	ASSERT_EQ(0, set_min_wait(a, 300000));
+	ASSERT_EQ(0, add_fd(a, efd, EPOLLIN | EPOLLEXCLUSIVE));
+	ASSERT_EQ(0, add_fd(b, efd, EPOLLIN | EPOLLEXCLUSIVE));
+
+	ta = (struct timed){ .epfd = a, .maxevents = 4, .timeout = 2000 };
+	tb = (struct timed){ .epfd = b, .maxevents = 4, .timeout = 2000 };
+	ASSERT_EQ(0, pthread_create(&tha, NULL, timed_wait_fn, &ta));
+	ASSERT_EQ(0, pthread_create(&thb, NULL, timed_wait_fn, &tb));
+	numab_sleep_ms(150);
+	wrote = numab_now_ns();
+	efd_signal(efd);
+	pthread_join(thb, NULL);
+	pthread_join(tha, NULL);
+
+	EXPECT_EQ(1, tb.ret);
+	EXPECT_GT(100, (tb.end_ns - wrote) / 1000000)
+		TH_LOG("B's waiter woke %lld ms after the write",
+		       (long long)((tb.end_ns - wrote) / 1000000));
+	EXPECT_EQ(1, ta.ret);
+	EXPECT_LE(300, ta.ms);
+	EXPECT_GT(300 + SLACK_MS, ta.ms) TH_LOG("A's waiter after %lld ms",
+						(long long)ta.ms);
+	close(a);
+	close(b);
+	close(efd);
+}
+
+/* An instance with a min-wait, watched by another: the outer one is told. */
+TEST(nested_epoll_outer_notified)
+{
+	struct delayed_write w;
+	int inner, outer, efd;
+	struct timed to, ti;
+
+	ASSERT_MODULE();
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	inner = epoll_create1(EPOLL_CLOEXEC);
+	outer = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, efd);
+	ASSERT_LE(0, inner);
+	ASSERT_LE(0, outer);
+	ASSERT_EQ(0, add_fd(inner, efd, EPOLLIN));
+	ASSERT_EQ(0, set_min_wait(inner, 300000));
+	ASSERT_EQ(0, add_fd(outer, inner, EPOLLIN));
+
+	ASSERT_EQ(0, delayed_write_start(&w, efd, 100));
+	to = timed_wait(outer, 4, 2000);
+	pthread_join(w.th, NULL);
+	EXPECT_EQ(1, to.ret);
+	EXPECT_EQ(inner, to.ev[0].data.fd);
+	EXPECT_GT(SLACK_MS, (to.end_ns - w.at_ns) / 1000000)
+		TH_LOG("outer woke %lld ms after the write",
+		       (long long)((to.end_ns - w.at_ns) / 1000000));
+
+	/* the inner one still applies its own min-wait */
+	ti = timed_wait(inner, 4, -1);
+	EXPECT_EQ(1, ti.ret);
+	EXPECT_LE(300, ti.ms);
+	EXPECT_GT(300 + SLACK_MS, ti.ms);
+	close(outer);
+	close(inner);
+	close(efd);
+}
+
+/* --- io_uring: IORING_OP_EPOLL_CTL ---------------------------------------- */
+
+struct uring {
+	int fd;
+	unsigned int *sq_tail, *sq_mask, *sq_array;
+	unsigned int *cq_head, *cq_tail, *cq_mask;
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqes;
+	void *sq_ring, *cq_ring;
+	size_t sq_len, cq_len, sqes_len;
+};
+
+static int uring_setup(struct uring *r)
+{
+	struct io_uring_params p = { 0 };
+	char *sq, *cq;
+
+	r->fd = syscall(SYS_io_uring_setup, 4, &p);
+	if (r->fd < 0)
+		return -errno;
+	r->sq_len = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
+	r->cq_len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	r->sqes_len = p.sq_entries * sizeof(struct io_uring_sqe);
+	r->sq_ring = mmap(NULL, r->sq_len, PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQ_RING);
+	r->cq_ring = mmap(NULL, r->cq_len, PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_CQ_RING);
+	r->sqes = mmap(NULL, r->sqes_len, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_POPULATE, r->fd, IORING_OFF_SQES);
+	if (r->sq_ring == MAP_FAILED || r->cq_ring == MAP_FAILED ||
+	    r->sqes == MAP_FAILED)
+		return -ENOMEM;
+	sq = r->sq_ring;
+	cq = r->cq_ring;
+	r->sq_tail = (unsigned int *)(sq + p.sq_off.tail);
+	r->sq_mask = (unsigned int *)(sq + p.sq_off.ring_mask);
+	r->sq_array = (unsigned int *)(sq + p.sq_off.array);
+	r->cq_head = (unsigned int *)(cq + p.cq_off.head);
+	r->cq_tail = (unsigned int *)(cq + p.cq_off.tail);
+	r->cq_mask = (unsigned int *)(cq + p.cq_off.ring_mask);
+	r->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
+	return 0;
+}
+
+static void uring_close(struct uring *r)
+{
+	munmap(r->sqes, r->sqes_len);
+	munmap(r->cq_ring, r->cq_len);
+	munmap(r->sq_ring, r->sq_len);
+	close(r->fd);
+}
+
+/* One IORING_OP_EPOLL_CTL, submitted and reaped: its cqe->res. */
+static int uring_epoll_ctl(struct uring *r, int epfd, int op, int fd,
+			   const void *event)
+{
+	unsigned int tail = *r->sq_tail, head, idx;
+	struct io_uring_sqe *sqe;
+	int res;
+
+	idx = tail & *r->sq_mask;
+	sqe = &r->sqes[idx];
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_EPOLL_CTL;
+	sqe->fd = epfd;
+	sqe->len = op;
+	sqe->off = fd;
+	sqe->addr = (unsigned long)event;
+	r->sq_array[idx] = idx;
+	__atomic_store_n(r->sq_tail, tail + 1, __ATOMIC_RELEASE);
+
+	if (syscall(SYS_io_uring_enter, r->fd, 1, 1, IORING_ENTER_GETEVENTS,
+		    NULL, 0) < 0)
+		return -10000 - errno;
+	head = *r->cq_head;
+	if (head == __atomic_load_n(r->cq_tail, __ATOMIC_ACQUIRE))
+		return -20000;
+	res = r->cqes[head & *r->cq_mask].res;
+	__atomic_store_n(r->cq_head, head + 1, __ATOMIC_RELEASE);
+	return res;
+}
+
+TEST_F(ep, io_uring_epoll_ctl)
+{
+	struct epoll_event ev = { 0 };
+	struct uring r;
+	int ret;
+
+	ret = uring_setup(&r);
+	if (ret == -ENOSYS)
+		SKIP(return, "io_uring_setup: ENOSYS");
+	ASSERT_EQ(0, ret) TH_LOG("io_uring_setup: %s", strerror(-ret));
+
+	ev.data.u64 = 1500;
+	EXPECT_EQ(0, uring_epoll_ctl(&r, self->epfd, EPOLL_CTL_MIN_WAIT, -1,
+				     &ev));
+	ev.data.u64 = 2500;
+	EXPECT_EQ(1500, uring_epoll_ctl(&r, self->epfd, EPOLL_CTL_MIN_WAIT,
+					12345, &ev));
+	EXPECT_EQ(2500, numab_fdinfo_min_wait(self->epfd));
+
+	/* a bad pointer in sqe->addr, a value above INT_MAX, not epoll */
+	EXPECT_EQ(-EFAULT, uring_epoll_ctl(&r, self->epfd, EPOLL_CTL_MIN_WAIT,
+					   -1, (void *)8));
+	ev.data.u64 = (uint64_t)INT_MAX + 1;
+	EXPECT_EQ(-EINVAL, uring_epoll_ctl(&r, self->epfd, EPOLL_CTL_MIN_WAIT,
+					   -1, &ev));
+	ev.data.u64 = 10;
+	EXPECT_EQ(-EINVAL, uring_epoll_ctl(&r, self->efd[0],
+					   EPOLL_CTL_MIN_WAIT, -1, &ev));
+	EXPECT_EQ(2500, set_min_wait(self->epfd, 0)) TH_LOG("value changed");
+	uring_close(&r);
+}
+
+/* --- without the module, and unloading it --------------------------------- */
+
+FIXTURE(module) {
+	int epfd;
+	int efd;
+};
+
+FIXTURE_SETUP(module)
+{
+	ASSERT_MODULE();
+	self->epfd = epoll_create1(EPOLL_CLOEXEC);
+	self->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ASSERT_LE(0, self->epfd);
+	ASSERT_LE(0, self->efd);
+	ASSERT_EQ(0, add_fd(self->epfd, self->efd, EPOLLIN));
+}
+
+FIXTURE_TEARDOWN(module)
+{
+	close(self->epfd);
+	close(self->efd);
+	if (!numab_module_loaded())
+		numab_modprobe();
+}
+
+TEST_F(module, without_module_einval)
+{
+	struct epoll_event ev = { .data.u64 = 1000 };
+	int p[2], fds[5], i;
+	struct timed t;
+
+	ASSERT_EQ(0, numab_rmmod()) TH_LOG("cannot unload the module");
+	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
+	fds[0] = -1;
+	fds[1] = p[0];
+	fds[2] = self->epfd;
+	fds[3] = self->efd;
+	fds[4] = 4242;
+	for (i = 0; i < 5; i++) {
+		errno = 0;
+		EXPECT_EQ(-1, epoll_ctl(self->epfd, EPOLL_CTL_MIN_WAIT,
+					fds[i], &ev));
+		EXPECT_EQ(EINVAL, errno) TH_LOG("fd %d: %s", fds[i],
+						strerror(errno));
+	}
+	EXPECT_EQ(-ENOENT, numab_fdinfo_min_wait(self->epfd));
+
+	/* plain epoll is untouched */
+	efd_signal(self->efd);
+	t = timed_wait(self->epfd, 8, -1);
+	EXPECT_EQ(1, t.ret);
+	EXPECT_GT(SLACK_MS, t.ms);
+
+	ASSERT_EQ(0, numab_modprobe());
+	EXPECT_EQ(0, set_min_wait(self->epfd, 1000));
+	EXPECT_EQ(1000, set_min_wait(self->epfd, 0));
+	close(p[0]);
+	close(p[1]);
+}
+
+TEST_F(module, unload_refused_while_waiting)
+{
+	struct timed t = {
+		.epfd = self->epfd, .maxevents = 8, .timeout = -1,
+	};
+	pthread_t th;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, 1500000));
+	efd_signal(self->efd);
+	ASSERT_EQ(0, pthread_create(&th, NULL, timed_wait_fn, &t));
+	numab_sleep_ms(200);
+	numab_expect_unload_refused(_metadata, "a waiter sleeps in a min-wait");
+	pthread_join(th, NULL);
+
+	/* the waiter was not disturbed */
+	EXPECT_EQ(1, t.ret);
+	EXPECT_LE(1500, t.ms);
+	EXPECT_GT(1500 + SLACK_MS, t.ms) TH_LOG("waiter after %lld ms",
+						(long long)t.ms);
+
+	numab_expect_unload_refused(_metadata, "an instance has a min-wait");
+	EXPECT_EQ(1500000, set_min_wait(self->epfd, 0));
+	EXPECT_TRUE(numab_unload_settles(2000))
+		TH_LOG("unload refused with no min-wait left");
+	EXPECT_EQ(0, numab_modprobe());
+}
+
+/*
+ * Clear the min-wait while a waiter sleeps in it and try to unload at
+ * once and repeatedly: refused or not while the waiter is inside, it must
+ * return normally, and the unload must succeed once it has.
+ */
+TEST_F(module, unload_race_clear_while_waiting)
+{
+	struct timed t = {
+		.epfd = self->epfd, .maxevents = 8, .timeout = -1,
+	};
+	bool unloaded = false;
+	pthread_t th;
+	int64_t t0;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, 1000000));
+	efd_signal(self->efd);
+	ASSERT_EQ(0, pthread_create(&th, NULL, timed_wait_fn, &t));
+	numab_sleep_ms(200);
+	EXPECT_EQ(1000000, set_min_wait(self->epfd, 0));
+	t0 = numab_now_ns();
+	while (!unloaded && numab_ms_since(t0) < 1000 + 2 * SLACK_MS) {
+		unloaded = !numab_delete_module();
+		if (!unloaded)
+			usleep(10000);
+	}
+	pthread_join(th, NULL);
+	EXPECT_EQ(1, t.ret);
+	EXPECT_GT(1000 + SLACK_MS, t.ms) TH_LOG("waiter after %lld ms",
+						(long long)t.ms);
+	if (!unloaded)
+		unloaded = numab_unload_settles(2000);
+	EXPECT_TRUE(unloaded) TH_LOG("unload refused after the waiter left");
+	EXPECT_EQ(0, numab_modprobe());
+}
+
+TEST_HARNESS_MAIN

@@ -1,0 +1,232 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libminwait.so, the LD_PRELOAD shim. Run by run_tests.sh as
+ *
+ *   MINWAIT_US=1234 LD_PRELOAD=./libminwait.so ./libminwait_test
+ *
+ * Checks that fresh epoll instances carry MINWAIT_US (fdinfo), and, in
+ * re-executed copies of itself with other environments, the no-op and
+ * warn-once paths.
+ */
+#define _GNU_SOURCE
+#include <sys/epoll.h>
+
+#include "kselftest_harness.h"
+#include "numab_test_util.h"
+
+#define CHILD_ENV "LIBMINWAIT_TEST_CHILD"
+
+#define ASSERT_MODULE() \
+	ASSERT_TRUE(numab_module_loaded()) TH_LOG(NUMAB_MSG_NO_MODULE)
+
+/*
+ * Re-executed with LIBMINWAIT_TEST_CHILD set: create three instances and
+ * print what fdinfo shows for each (-2, i.e. -ENOENT, for no line).
+ */
+static void __attribute__((constructor)) child_hook(void)
+{
+	int fd[3], i;
+
+	if (!getenv(CHILD_ENV))
+		return;
+	fd[0] = epoll_create1(0);
+	fd[1] = epoll_create(1);
+	fd[2] = epoll_create1(EPOLL_CLOEXEC);
+	for (i = 0; i < 3; i++)
+		printf("%ld%c", fd[i] < 0 ? -1000L : numab_fdinfo_min_wait(fd[i]),
+		       i == 2 ? '\n' : ' ');
+	fflush(stdout);
+	_exit(0);
+}
+
+struct child_out {
+	char out[256];
+	char err[1024];
+	int status;
+	int err_lines;
+};
+
+static ssize_t slurp(int fd, char *buf, size_t len)
+{
+	ssize_t n, total = 0;
+
+	while ((size_t)total < len - 1) {
+		n = read(fd, buf + total, len - 1 - total);
+		if (n <= 0)
+			break;
+		total += n;
+	}
+	buf[total] = '\0';
+	return total;
+}
+
+/* Run the child with MINWAIT_US=@value (unset if NULL). */
+static int run_child(const char *value, struct child_out *c)
+{
+	char *const argv[] = { "libminwait-child", NULL };
+	int o[2], e[2];
+	char *p;
+	pid_t pid;
+
+	if (pipe(o) || pipe(e))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		dup2(o[1], STDOUT_FILENO);
+		dup2(e[1], STDERR_FILENO);
+		close(o[0]);
+		close(o[1]);
+		close(e[0]);
+		close(e[1]);
+		setenv(CHILD_ENV, "1", 1);
+		if (value)
+			setenv("MINWAIT_US", value, 1);
+		else
+			unsetenv("MINWAIT_US");
+		execv("/proc/self/exe", argv);
+		_exit(127);
+	}
+	close(o[1]);
+	close(e[1]);
+	slurp(o[0], c->out, sizeof(c->out));
+	slurp(e[0], c->err, sizeof(c->err));
+	close(o[0]);
+	close(e[0]);
+	waitpid(pid, &c->status, 0);
+	c->err_lines = 0;
+	for (p = c->err; *p; p++)
+		c->err_lines += *p == '\n';
+	return 0;
+}
+
+static bool shim_loaded(void)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, "/libminwait.so") != NULL;
+	fclose(f);
+	return found;
+}
+
+static long env_minwait(void)
+{
+	const char *s = getenv("MINWAIT_US");
+
+	return s ? strtol(s, NULL, 10) : -1;
+}
+
+TEST(shim_is_preloaded)
+{
+	ASSERT_TRUE(shim_loaded())
+		TH_LOG("run me with LD_PRELOAD=.../libminwait.so");
+	ASSERT_LT(0, env_minwait()) TH_LOG("run me with MINWAIT_US=<n > 0>");
+}
+
+TEST(epoll_create1_gets_min_wait)
+{
+	long want = env_minwait();
+	int fd;
+
+	ASSERT_MODULE();
+	ASSERT_LT(0, want) TH_LOG("MINWAIT_US not set");
+	fd = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(want, numab_fdinfo_min_wait(fd));
+	close(fd);
+}
+
+TEST(epoll_create_gets_min_wait)
+{
+	struct epoll_event ev = { .data.u64 = 0 };
+	long want = env_minwait();
+	int fd;
+
+	ASSERT_MODULE();
+	ASSERT_LT(0, want) TH_LOG("MINWAIT_US not set");
+	fd = epoll_create(16);
+	ASSERT_LE(0, fd);
+	EXPECT_EQ(want, numab_fdinfo_min_wait(fd));
+	EXPECT_EQ(want, epoll_ctl(fd, EPOLL_CTL_MIN_WAIT, -1, &ev));
+	close(fd);
+}
+
+TEST(valid_values)
+{
+	struct child_out c;
+
+	ASSERT_MODULE();
+	ASSERT_EQ(0, run_child("777", &c));
+	EXPECT_STREQ("777 777 777\n", c.out);
+	EXPECT_STREQ("", c.err);
+	ASSERT_EQ(0, run_child("2147483647", &c));
+	EXPECT_STREQ("2147483647 2147483647 2147483647\n", c.out);
+	EXPECT_STREQ("", c.err);
+
+	/* unset or 0: no-op, silent */
+	ASSERT_EQ(0, run_child(NULL, &c));
+	EXPECT_STREQ("-2 -2 -2\n", c.out);
+	EXPECT_STREQ("", c.err);
+	ASSERT_EQ(0, run_child("0", &c));
+	EXPECT_STREQ("-2 -2 -2\n", c.out);
+	EXPECT_STREQ("", c.err);
+}
+
+TEST(bad_values_warn_once)
+{
+	static const char *const bad[] = {
+		"", "abc", "-1", "+5", " 5", "12x", "1.5", "2147483648",
+		"99999999999999999999",
+	};
+	struct child_out c;
+	size_t i;
+
+	ASSERT_MODULE();
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		ASSERT_EQ(0, run_child(bad[i], &c));
+		EXPECT_STREQ("-2 -2 -2\n", c.out)
+			TH_LOG("MINWAIT_US=\"%s\"", bad[i]);
+		EXPECT_EQ(1, c.err_lines)
+			TH_LOG("MINWAIT_US=\"%s\": stderr '%s'", bad[i],
+			       c.err);
+		EXPECT_EQ(0, strncmp(c.err, "libminwait: ", 12));
+	}
+}
+
+FIXTURE(module) {
+	int unused;
+};
+
+FIXTURE_SETUP(module)
+{
+	ASSERT_MODULE();
+}
+
+FIXTURE_TEARDOWN(module)
+{
+	if (!numab_module_loaded())
+		numab_modprobe();
+}
+
+TEST_F(module, refused_by_kernel_warns_once)
+{
+	struct child_out c;
+
+	ASSERT_EQ(0, numab_rmmod()) TH_LOG("cannot unload the module");
+	ASSERT_EQ(0, run_child("777", &c));
+	EXPECT_TRUE(WIFEXITED(c.status) && !WEXITSTATUS(c.status));
+	EXPECT_STREQ("-2 -2 -2\n", c.out);
+	EXPECT_EQ(1, c.err_lines) TH_LOG("stderr '%s'", c.err);
+	EXPECT_EQ(0, strncmp(c.err, "libminwait: ", 12));
+	EXPECT_EQ(0, numab_modprobe());
+}
+
+TEST_HARNESS_MAIN

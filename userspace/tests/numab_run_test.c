@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * numab-run, the launcher: options, modes passed to the program, --show,
+ * exit statuses. Runs the numab-run found next to this binary.
+ */
+#define _GNU_SOURCE
+#include <libgen.h>
+#include <limits.h>
+#include <sys/stat.h>
+
+#include "kselftest_harness.h"
+#include "numab_test_util.h"
+
+#define EXIT_ENV "NUMAB_RUN_TEST_EXIT"
+
+#define ASSERT_MODULE() \
+	ASSERT_TRUE(numab_module_loaded()) TH_LOG(NUMAB_MSG_NO_MODULE)
+
+/* Re-executed through numab-run with NUMAB_RUN_TEST_EXIT=n: exit n. */
+static void __attribute__((constructor)) exit_hook(void)
+{
+	const char *code = getenv(EXIT_ENV);
+
+	if (code)
+		_exit(atoi(code));
+}
+
+struct result {
+	int status;		/* exit status, or -1 */
+	char out[256];
+	char err[1024];
+};
+
+static char tool[PATH_MAX];
+static char self_exe[PATH_MAX];
+
+static void __attribute__((constructor)) find_tool(void)
+{
+	char buf[PATH_MAX];
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	snprintf(self_exe, sizeof(self_exe), "%s", buf);
+	snprintf(tool, sizeof(tool), "%s/numab-run", dirname(buf));
+}
+
+static void slurp(int fd, char *buf, size_t len)
+{
+	size_t total = 0;
+	ssize_t n;
+
+	while (total < len - 1) {
+		n = read(fd, buf + total, len - 1 - total);
+		if (n <= 0)
+			break;
+		total += n;
+	}
+	buf[total] = '\0';
+}
+
+/* Run numab-run with @args (NULL-terminated, without argv[0]). */
+static void run_tool(const char *const *args, struct result *r)
+{
+	const char *argv[16] = { "numab-run" };
+	int o[2], e[2], status, i;
+	pid_t pid;
+
+	for (i = 0; args[i] && i < 14; i++)
+		argv[i + 1] = args[i];
+	r->status = -1;
+	r->out[0] = r->err[0] = '\0';
+	if (pipe(o) || pipe(e))
+		return;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return;
+	if (!pid) {
+		dup2(o[1], STDOUT_FILENO);
+		dup2(e[1], STDERR_FILENO);
+		close(o[0]);
+		close(o[1]);
+		close(e[0]);
+		close(e[1]);
+		execv(tool, (char *const *)argv);
+		_exit(255);
+	}
+	close(o[1]);
+	close(e[1]);
+	slurp(o[0], r->out, sizeof(r->out));
+	slurp(e[0], r->err, sizeof(r->err));
+	close(o[0]);
+	close(e[0]);
+	if (waitpid(pid, &status, 0) == pid && WIFEXITED(status))
+		r->status = WEXITSTATUS(status);
+}
+
+#define RUN(r, ...) run_tool((const char *const[]){ __VA_ARGS__, NULL }, r)
+
+TEST(tool_present)
+{
+	ASSERT_EQ(0, access(tool, X_OK)) TH_LOG("%s: %s", tool,
+						strerror(errno));
+}
+
+TEST(help)
+{
+	struct result r;
+
+	RUN(&r, "--help");
+	EXPECT_EQ(0, r.status);
+	EXPECT_NE(NULL, strstr(r.out, "Usage:"));
+	EXPECT_STREQ("", r.err);
+	RUN(&r, "-h");
+	EXPECT_EQ(0, r.status);
+}
+
+TEST(bad_usage)
+{
+	static const char *const cases[][4] = {
+		{ NULL },
+		{ "--bogus", NULL },
+		{ "--disable", NULL },
+		{ "--enable", "--", NULL },
+		{ "-d", "true", NULL },
+		{ "--show", "abc", NULL },
+		{ "--show", "0", NULL },
+		{ "--show", "-5", NULL },
+		{ "--show", "12x", NULL },
+		{ "--show", "1", "2", NULL },
+	};
+	struct result r;
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		run_tool(cases[i], &r);
+		EXPECT_EQ(64, r.status) TH_LOG("case %zu (%s)", i,
+					       cases[i][0] ?: "no args");
+		EXPECT_NE(NULL, strstr(r.err, "--help"));
+		EXPECT_STREQ("", r.out);
+	}
+}
+
+TEST(show)
+{
+	struct numab_held h;
+	struct result r;
+	char pid[16];
+
+	ASSERT_MODULE();
+	RUN(&r, "--show");
+	EXPECT_EQ(0, r.status) TH_LOG("%s", r.err);
+	EXPECT_STREQ("default\n", r.out);
+
+	ASSERT_EQ(0, numab_held_start(&h, PR_SET_NUMA_BALANCING_ENABLED));
+	snprintf(pid, sizeof(pid), "%d", h.pid);
+	RUN(&r, "--show", pid);
+	EXPECT_EQ(0, r.status) TH_LOG("%s", r.err);
+	EXPECT_STREQ("enabled\n", r.out);
+	EXPECT_EQ('k', numab_held_cmd(&h, '0'));
+	RUN(&r, "--show", pid);
+	EXPECT_STREQ("disabled\n", r.out);
+	numab_held_stop(&h);
+
+	RUN(&r, "--show", "2147483647");
+	EXPECT_EQ(1, r.status);
+	EXPECT_NE(NULL, strstr(r.err, "no such process"));
+}
+
+TEST(runs_program_with_mode)
+{
+	static const char *const opt[] = { "--disable", "--enable",
+					   "--default" };
+	static const char *const want[] = { "disabled\n", "enabled\n",
+					    "default\n" };
+	struct result r;
+	int i;
+
+	ASSERT_MODULE();
+	for (i = 0; i < 3; i++) {
+		RUN(&r, opt[i], "--", tool, "--show");
+		EXPECT_EQ(0, r.status) TH_LOG("%s: %s", opt[i], r.err);
+		EXPECT_STREQ(want[i], r.out);
+		/* "--" is optional */
+		RUN(&r, opt[i], tool, "--show");
+		EXPECT_STREQ(want[i], r.out);
+	}
+	/* nested: the inner launcher wins */
+	RUN(&r, "--enable", tool, "--disable", tool, "--show");
+	EXPECT_STREQ("disabled\n", r.out);
+	/* the caller is untouched */
+	EXPECT_EQ(PR_SET_NUMA_BALANCING_DEFAULT, numab_get_mode());
+}
+
+TEST(program_exit_status_passed_on)
+{
+	struct result r;
+
+	ASSERT_MODULE();
+	setenv(EXIT_ENV, "7", 1);
+	RUN(&r, "--enable", "--", self_exe);
+	unsetenv(EXIT_ENV);
+	EXPECT_EQ(7, r.status);
+}
+
+TEST(exec_failures)
+{
+	char file[PATH_MAX + 16];
+	struct result r;
+	int fd;
+
+	ASSERT_MODULE();
+	/* beside the binaries: the guest may have no /tmp */
+	snprintf(file, sizeof(file), "%s.noexec-XXXXXX", tool);
+	RUN(&r, "--default", "--", "/nonexistent/program");
+	EXPECT_EQ(127, r.status);
+	EXPECT_NE(NULL, strstr(r.err, "/nonexistent/program"));
+	RUN(&r, "--default", "numab-no-such-program-on-path");
+	EXPECT_EQ(127, r.status);
+
+	fd = mkstemp(file);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fchmod(fd, 0644));
+	close(fd);
+	RUN(&r, "--disable", "--", file);
+	EXPECT_EQ(126, r.status) TH_LOG("non-executable file: %s", r.err);
+	unlink(file);
+	RUN(&r, "--disable", "--", "/");
+	EXPECT_EQ(126, r.status) TH_LOG("directory: %s", r.err);
+}
+
+FIXTURE(module) {
+	int unused;
+};
+
+FIXTURE_SETUP(module)
+{
+	ASSERT_MODULE();
+}
+
+FIXTURE_TEARDOWN(module)
+{
+	if (!numab_module_loaded())
+		numab_modprobe();
+}
+
+TEST_F(module, module_missing)
+{
+	struct result r;
+
+	ASSERT_EQ(0, numab_rmmod()) TH_LOG("cannot unload the module");
+	RUN(&r, "--enable", "--", tool, "--show");
+	EXPECT_EQ(2, r.status);
+	EXPECT_STREQ("", r.out);
+	EXPECT_NE(NULL, strstr(r.err, NUMAB_MSG_NO_MODULE)) TH_LOG("%s", r.err);
+	/* --show needs no module */
+	RUN(&r, "--show");
+	EXPECT_EQ(0, r.status);
+	EXPECT_STREQ("default\n", r.out);
+	EXPECT_EQ(0, numab_modprobe());
+}
+
+TEST_HARNESS_MAIN
