@@ -24,6 +24,7 @@
 
 #include "kselftest_harness.h"
 #include "numab_test_util.h"
+#include "numa_nodes.h"
 
 #define SYSCTL_NUMA_BALANCING	"/proc/sys/kernel/numa_balancing"
 #define SCAN_DIR		"/sys/kernel/debug/sched/numa_balancing/"
@@ -80,40 +81,6 @@ static void __attribute__((constructor)) save_tunables(void)
 		tunable_ok[i] = !numab_read_long(tunable_path[i],
 						 &tunable_saved[i]);
 	atexit(restore_tunables);
-}
-
-/* --- topology ------------------------------------------------------------ */
-
-/* Parse /sys/devices/system/node/node<n>/cpulist ("0-1,4"). */
-static int node_cpus(int node, cpu_set_t *set)
-{
-	char path[64], buf[256], *p;
-	long a, b;
-	FILE *f;
-
-	CPU_ZERO(set);
-	snprintf(path, sizeof(path), "/sys/devices/system/node/node%d/cpulist",
-		 node);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	p = fgets(buf, sizeof(buf), f);
-	fclose(f);
-	if (!p)
-		return -ENODATA;
-	while (*p && *p != '\n') {
-		a = strtol(p, &p, 10);
-		b = a;
-		if (*p == '-')
-			b = strtol(p + 1, &p, 10);
-		for (; a <= b; a++)
-			CPU_SET(a, set);
-		if (*p == ',')
-			p++;
-		else
-			break;
-	}
-	return CPU_COUNT(set) ? 0 : -ENODATA;
 }
 
 /* --- counters ----------------------------------------------------------- */

@@ -1,0 +1,270 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * bench_rr: a request/response server on epoll and a client that sends
+ * requests at a steady rate over several unix socket connections, in one
+ * process (server thread on one CPU, client thread on another).
+ *
+ *   bench_rr MODE WAIT_US CONNS RATE REQUESTS [SERVER_CPU CLIENT_CPU]
+ *
+ * MODE: plain   epoll_wait(-1) as it is
+ *       sleep   sleep WAIT_US, then epoll_wait(-1) (the userspace hack)
+ *       minwait EPOLL_CTL_MIN_WAIT of WAIT_US on the server's instance
+ *
+ * A request is 16 bytes (send time, sequence number); the server echoes
+ * it. The client sends request k at start + k / RATE (absolute sleeps),
+ * reads the echoes on its own epoll instance and records each latency.
+ *
+ * Prints one line of key=value: throughput, the server thread's
+ * epoll_wait calls, events per call, voluntary and involuntary context
+ * switches and CPU time per request (getrusage(RUSAGE_THREAD)), and the
+ * request latency p50/p99/p99.9 in microseconds.
+ * Exits 2 when MODE is minwait and the kernel refuses EPOLL_CTL_MIN_WAIT.
+ */
+#include <pthread.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+
+#include "bench_util.h"
+#include "numab_uapi.h"
+
+#define MAX_CONNS	64
+#define BATCH		64
+
+enum mode { MODE_PLAIN, MODE_SLEEP, MODE_MINWAIT };
+
+struct request {
+	uint64_t sent_ns;
+	uint64_t seq;
+};
+
+struct server_result {
+	long epoll_calls;
+	long events;
+	long handled;
+	uint64_t wall_ns;
+	struct bench_usage usage;
+};
+
+static enum mode mode;
+static long wait_us, conns, rate, requests;
+static int server_cpu, client_cpu;
+static int server_fd[MAX_CONNS], client_fd[MAX_CONNS];
+static int server_ep;
+static struct server_result server;
+static uint64_t *latency_ns;
+
+/* Echo every whole request waiting on @fd; returns how many. */
+static long serve_conn(int fd)
+{
+	struct request buf[BATCH];
+	long n = 0;
+	ssize_t r;
+
+	for (;;) {
+		r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return n;
+		if (r <= 0 || r % sizeof(buf[0]))
+			bench_die("server recv");
+		if (send(fd, buf, r, 0) != r)
+			bench_die("server send");
+		n += r / sizeof(buf[0]);
+	}
+}
+
+static void *server_main(void *arg)
+{
+	struct timespec nap = { 0, wait_us * 1000 };
+	struct epoll_event ev[BATCH];
+	struct bench_usage u0, u1;
+	uint64_t t0;
+
+	(void)arg;
+	bench_pin(server_cpu);
+	bench_usage_read(RUSAGE_THREAD, &u0);
+	t0 = bench_now_ns();
+	while (server.handled < requests) {
+		int n;
+
+		if (mode == MODE_SLEEP)
+			nanosleep(&nap, NULL);
+		n = epoll_wait(server_ep, ev, BATCH, -1);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			bench_die("epoll_wait");
+		}
+		server.epoll_calls++;
+		server.events += n;
+		for (int i = 0; i < n; i++)
+			server.handled += serve_conn(ev[i].data.fd);
+	}
+	server.wall_ns = bench_now_ns() - t0;
+	bench_usage_read(RUSAGE_THREAD, &u1);
+	bench_usage_sub(&server.usage, &u1, &u0);
+	return NULL;
+}
+
+static void client_send(long k, uint64_t now)
+{
+	struct request req = { .sent_ns = now, .seq = k };
+
+	if (send(client_fd[k % conns], &req, sizeof(req), 0) != sizeof(req))
+		bench_die("client send");
+}
+
+static long client_receive(int fd)
+{
+	struct request buf[BATCH];
+	uint64_t now;
+	long n = 0;
+	ssize_t r;
+
+	for (;;) {
+		r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return n;
+		if (r <= 0 || r % sizeof(buf[0]))
+			bench_die("client recv");
+		now = bench_now_ns();
+		for (size_t i = 0; i < r / sizeof(buf[0]); i++) {
+			if (buf[i].seq >= (uint64_t)requests)
+				bench_die("bad sequence number");
+			latency_ns[buf[i].seq] = now - buf[i].sent_ns;
+		}
+		n += r / sizeof(buf[0]);
+	}
+}
+
+/* Send at the steady rate and collect the echoes, all in one thread. */
+static void client_main(void)
+{
+	uint64_t interval = 1000000000ull / rate, start, next;
+	struct epoll_event ev[BATCH];
+	long sent = 0, received = 0;
+	int ep = epoll_create1(0);
+
+	if (ep < 0)
+		bench_die("epoll_create1");
+	for (long i = 0; i < conns; i++) {
+		struct epoll_event e = { .events = EPOLLIN, .data.fd = client_fd[i] };
+
+		if (epoll_ctl(ep, EPOLL_CTL_ADD, client_fd[i], &e))
+			bench_die("client epoll_ctl");
+	}
+	bench_pin(client_cpu);
+	start = bench_now_ns();
+	next = start;
+	while (received < requests) {
+		uint64_t now = bench_now_ns();
+		struct timespec to, *top = NULL;
+		int n;
+
+		if (sent < requests && now >= next) {
+			client_send(sent++, now);
+			next = start + sent * interval;
+			continue;
+		}
+		if (sent < requests) {
+			to.tv_sec = (next - now) / 1000000000ull;
+			to.tv_nsec = (next - now) % 1000000000ull;
+			top = &to;
+		}
+		n = epoll_pwait2(ep, ev, BATCH, top, NULL);
+		if (n < 0 && errno != EINTR)
+			bench_die("client epoll_pwait2");
+		for (int i = 0; i < n; i++)
+			received += client_receive(ev[i].data.fd);
+	}
+	close(ep);
+}
+
+static int parse_mode(const char *s)
+{
+	if (!strcmp(s, "plain"))
+		return MODE_PLAIN;
+	if (!strcmp(s, "sleep"))
+		return MODE_SLEEP;
+	if (!strcmp(s, "minwait"))
+		return MODE_MINWAIT;
+	return -1;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t s_cpu, s_cs;
+	pthread_t thread;
+	int m;
+
+	if (argc != 6 && argc != 8) {
+		fprintf(stderr,
+			"usage: %s plain|sleep|minwait WAIT_US CONNS RATE REQUESTS [SERVER_CPU CLIENT_CPU]\n",
+			argv[0]);
+		return 64;
+	}
+	m = parse_mode(argv[1]);
+	wait_us = atol(argv[2]);
+	conns = atol(argv[3]);
+	rate = atol(argv[4]);
+	requests = atol(argv[5]);
+	server_cpu = argc == 8 ? atoi(argv[6]) : 0;
+	client_cpu = argc == 8 ? atoi(argv[7]) : 1;
+	if (m < 0 || wait_us < 0 || conns < 1 || conns > MAX_CONNS ||
+	    rate < 1 || requests < 1) {
+		fprintf(stderr, "%s: bad arguments\n", argv[0]);
+		return 64;
+	}
+	mode = m;
+	/* The client's pacing sleeps are short: no timer slack. */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+
+	latency_ns = calloc(requests, sizeof(*latency_ns));
+	if (!latency_ns)
+		bench_die("calloc");
+	server_ep = epoll_create1(0);
+	if (server_ep < 0)
+		bench_die("epoll_create1");
+	for (long i = 0; i < conns; i++) {
+		int sv[2];
+		struct epoll_event e = { .events = EPOLLIN };
+
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
+			bench_die("socketpair");
+		server_fd[i] = sv[0];
+		client_fd[i] = sv[1];
+		e.data.fd = sv[0];
+		if (epoll_ctl(server_ep, EPOLL_CTL_ADD, sv[0], &e))
+			bench_die("server epoll_ctl");
+	}
+	if (mode == MODE_MINWAIT && wait_us) {
+		struct epoll_event e = { .data.u64 = wait_us };
+
+		if (epoll_ctl(server_ep, EPOLL_CTL_MIN_WAIT, -1, &e) < 0) {
+			fprintf(stderr, "%s: EPOLL_CTL_MIN_WAIT: %s (module not loaded?)\n",
+				argv[0], strerror(errno));
+			return 2;
+		}
+	}
+
+	if (pthread_create(&thread, NULL, server_main, NULL))
+		bench_die("pthread_create");
+	client_main();
+	pthread_join(thread, NULL);
+
+	qsort(latency_ns, requests, sizeof(*latency_ns), bench_cmp_u64);
+	s_cpu = server.usage.cpu_ns;
+	s_cs = server.usage.nvcsw + server.usage.nivcsw;
+	printf("mode=%s wait_us=%ld conns=%ld rate=%ld requests=%ld req_per_s=%.0f epoll_calls_per_s=%.0f events_per_call=%.3f vcs_per_req=%.4f ivcs_per_req=%.4f cs_per_req=%.4f cpu_us_per_req=%.3f lat_p50_us=%.1f lat_p99_us=%.1f lat_p999_us=%.1f\n",
+	       argv[1], wait_us, conns, rate, requests,
+	       requests * 1e9 / server.wall_ns,
+	       server.epoll_calls * 1e9 / server.wall_ns,
+	       (double)server.events / server.epoll_calls,
+	       (double)server.usage.nvcsw / requests,
+	       (double)server.usage.nivcsw / requests,
+	       (double)s_cs / requests, s_cpu / 1e3 / requests,
+	       bench_quantile(latency_ns, requests, 0.50) / 1e3,
+	       bench_quantile(latency_ns, requests, 0.99) / 1e3,
+	       bench_quantile(latency_ns, requests, 0.999) / 1e3);
+	return 0;
+}

@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the bench programs: CPU pinning, clocks, getrusage
+ * deltas, a perf counter when the guest has one, and the one-line
+ * "key=value" result format that scripts/bench-report.sh reads.
+ */
+#ifndef BENCH_UTIL_H
+#define BENCH_UTIL_H
+
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+
+static inline void __attribute__((noreturn, format(printf, 1, 2)))
+bench_die(const char *fmt, ...)
+{
+	va_list ap;
+	int err = errno;
+
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, ": %s\n", strerror(err));
+	exit(1);
+}
+
+static inline void bench_pin(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		bench_die("sched_setaffinity(%d)", cpu);
+}
+
+static inline uint64_t bench_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static inline uint64_t bench_tv_ns(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000000ull + tv->tv_usec * 1000ull;
+}
+
+/* What getrusage() says, as numbers that subtract. */
+struct bench_usage {
+	uint64_t cpu_ns;	/* user + system */
+	uint64_t sys_ns;
+	long nvcsw;
+	long nivcsw;
+	long minflt;
+};
+
+static inline void bench_usage_read(int who, struct bench_usage *u)
+{
+	struct rusage ru;
+
+	if (getrusage(who, &ru))
+		bench_die("getrusage");
+	u->sys_ns = bench_tv_ns(&ru.ru_stime);
+	u->cpu_ns = bench_tv_ns(&ru.ru_utime) + u->sys_ns;
+	u->nvcsw = ru.ru_nvcsw;
+	u->nivcsw = ru.ru_nivcsw;
+	u->minflt = ru.ru_minflt;
+}
+
+static inline void bench_usage_sub(struct bench_usage *d,
+				   const struct bench_usage *a,
+				   const struct bench_usage *b)
+{
+	d->cpu_ns = a->cpu_ns - b->cpu_ns;
+	d->sys_ns = a->sys_ns - b->sys_ns;
+	d->nvcsw = a->nvcsw - b->nvcsw;
+	d->nivcsw = a->nivcsw - b->nivcsw;
+	d->minflt = a->minflt - b->minflt;
+}
+
+/*
+ * A counter of this thread and its future children: hardware instructions
+ * when the (virtual) CPU has a PMU, else -1 (the caller reports "n/a").
+ */
+static inline int bench_instr_open(void)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_HARDWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_HW_INSTRUCTIONS,
+		.disabled = 1,
+		.inherit = 1,
+		.exclude_hv = 1,
+	};
+
+	return syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+}
+
+static inline void bench_instr_start(int fd)
+{
+	if (fd >= 0) {
+		ioctl(fd, PERF_EVENT_IOC_RESET, 0);
+		ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	}
+}
+
+/* Instructions since bench_instr_start(), or -1 without a counter. */
+static inline long long bench_instr_stop(int fd)
+{
+	long long v;
+
+	if (fd < 0)
+		return -1;
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	if (read(fd, &v, sizeof(v)) != sizeof(v))
+		return -1;
+	return v;
+}
+
+static inline int bench_cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The p-th quantile (0..1) of n sorted values. */
+static inline uint64_t bench_quantile(const uint64_t *v, size_t n, double p)
+{
+	size_t i = (size_t)(p * (double)(n - 1) + 0.5);
+
+	return n ? v[i < n ? i : n - 1] : 0;
+}
+
+#endif /* BENCH_UTIL_H */
