@@ -56,3 +56,5 @@ demo: initramfs
 clean:
 	-@$(MAKE) -s -C module KERNEL_DIR=$(KOBJ) clean 2>/dev/null
 	rm -rf $(BUILD)
+
+include mk/debug.mk

@@ -45,22 +45,27 @@ cache="${NUMAB_CACHE:-/var/cache/numab-minwait}"
 jobs="${JOBS:-$(nproc)}"
 srcver=$(dpkg-query -W -f '${Version}' linux-source-6.1)
 
+# Bump when a change to this script changes what it builds.
+recipe=1
 key=$( {
-	echo "$srcver"
-	sha256sum "$0" "${fragments[@]}" | cut -d' ' -f1
+	echo "$srcver recipe $recipe"
+	sha256sum "${fragments[@]}" | cut -d' ' -f1
 	if [[ -n "$patch" ]]; then sha256sum "$patch" | cut -d' ' -f1; fi
 } | sha256sum | cut -c1-16)
 tree="$cache/$name-$key"
 
-mkdir -p "$cache"
-exec 9>"$cache/.lock"
-flock 9
-
-if [[ -e "$tree/.done" ]]; then
+reuse() {
 	echo "kernel: reusing $tree"
 	ln -sfn "$tree" "$link"
 	exit 0
-fi
+}
+
+# A finished tree needs no lock; a build waits for any other one.
+[[ -e "$tree/.done" ]] && reuse
+mkdir -p "$cache"
+exec 9>"$cache/.lock"
+flock 9
+[[ -e "$tree/.done" ]] && reuse
 
 rm -rf "$tree"
 mkdir -p "$tree"
@@ -109,7 +114,7 @@ make -s -C "$tree/src" O="$obj" LOCALVERSION= kernelrelease > "$tree/kernel.rele
 touch "$tree/.done"
 
 # Keep the three most recent trees of this name.
-find "$cache" -maxdepth 1 -name "$name-*" -type d -printf '%T@ %p\n' |
+find "$cache" -maxdepth 1 -name "$name-????????????????" -type d -printf '%T@ %p\n' |
 	sort -rn | tail -n +4 | cut -d' ' -f2- | xargs -r rm -rf
 
 ln -sfn "$tree" "$link"

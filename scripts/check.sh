@@ -23,17 +23,23 @@ result() {
 	fi
 }
 
+log=$(mktemp)
+patches=$(mktemp -d)
+trap 'rm -rf "$log" "$patches"' EXIT
+
 checkpatch=build/kernel/src/scripts/checkpatch.pl
-result "checkpatch --strict hooks.patch" \
-	"$checkpatch" --strict --quiet --no-tree hooks.patch
+git mailsplit -o"$patches" hooks.patch >/dev/null
+for patch in "$patches"/*; do
+	subject=$(sed -n 's/^Subject: //p' "$patch" | head -n 1)
+	result "checkpatch --strict ${subject:0:60}" \
+		"$checkpatch" --strict --quiet --no-tree "$patch"
+done
 mapfile -t module_sources < <(git ls-files 'module/*.[ch]')
 result "checkpatch --strict module sources" \
 	"$checkpatch" --strict --quiet --no-tree -f "${module_sources[@]}"
 mapfile -t scripts < <(scripts/list-shell-scripts.sh)
 result "shellcheck ${#scripts[@]} scripts" shellcheck "${scripts[@]}"
 
-log=$(mktemp)
-trap 'rm -f "$log"' EXIT
 guest_status=0
 qemu/run --timeout "${NUMAB_CHECK_TIMEOUT:-1200}" -- run_tests.sh "$@" |
 	tee "$log" || guest_status=$?

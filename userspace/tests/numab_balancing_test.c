@@ -139,7 +139,7 @@ static long sched_field(const char *name)
 /* AnonHugePages (kB) of the mapping starting at @addr; -1 if not found. */
 static long anon_huge_kb(void *addr)
 {
-	unsigned long start;
+	unsigned long start, end;
 	bool in_vma = false;
 	char line[256];
 	long kb = -1;
@@ -149,8 +149,8 @@ static long anon_huge_kb(void *addr)
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%lx-", &start) == 1 && strchr(line, '-') &&
-		    !strchr(line, ':')) {
+		/* A VMA header: "start-end perms offset dev inode path" */
+		if (sscanf(line, "%lx-%lx ", &start, &end) == 2) {
 			if (in_vma)
 				break;
 			in_vma = start == (unsigned long)addr;
@@ -199,13 +199,17 @@ static int where_are(char *buf, struct placement *pl)
 	return 0;
 }
 
+/*
+ * Write only: a read first would map the huge zero page, and the write
+ * after it would split it into small pages.
+ */
 static void touch(char *buf)
 {
 	volatile char *p = buf;
 	unsigned long i;
 
 	for (i = 0; i < BUF_SIZE; i += PAGE_SZ)
-		p[i]++;
+		p[i] = 1;
 }
 
 /*
@@ -411,9 +415,14 @@ TEST_F(cell, measure)
 		r.thp_before.other, r.thp_after.node[0], r.thp_after.node[1],
 		r.thp_after.other);
 
-	/* First touch from node 0's CPUs put (nearly) all on node 0. */
-	EXPECT_GT(r.small_before.node[0], (long)BUF_PAGES * 9 / 10);
-	EXPECT_GT(r.thp_before.node[0], (long)BUF_PAGES * 9 / 10);
+	/*
+	 * First touch from node 0's CPUs put nothing on node 1. (Pages that
+	 * a scan has already marked for a hinting fault do not show up in
+	 * move_pages(), so node 0's count may be short.)
+	 */
+	EXPECT_LT(r.small_before.node[1], (long)BUF_PAGES / 10);
+	EXPECT_LT(r.thp_before.node[1], (long)BUF_PAGES / 10);
+	EXPECT_LT(0, r.small_before.node[0] + r.thp_before.node[0]);
 
 	moved = r.small_after.node[1] + r.thp_after.node[1];
 	if (variant->expect == NORMAL) {
