@@ -58,3 +58,4 @@ clean:
 	rm -rf $(BUILD)
 
 include mk/debug.mk
+include mk/bench.mk

@@ -20,6 +20,7 @@
  * request latency p50/p99/p99.9 in microseconds.
  * Exits 2 when MODE is minwait and the kernel refuses EPOLL_CTL_MIN_WAIT.
  */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
@@ -106,14 +107,6 @@ static void *server_main(void *arg)
 	return NULL;
 }
 
-static void client_send(long k, uint64_t now)
-{
-	struct request req = { .sent_ns = now, .seq = k };
-
-	if (send(client_fd[k % conns], &req, sizeof(req), 0) != sizeof(req))
-		bench_die("client send");
-}
-
 static long client_receive(int fd)
 {
 	struct request buf[BATCH];
@@ -135,6 +128,27 @@ static long client_receive(int fd)
 		}
 		n += r / sizeof(buf[0]);
 	}
+}
+
+/*
+ * Send request @k on its connection. When the socket is full (the server
+ * is behind), read echoes meanwhile rather than block, which could
+ * deadlock with a server blocked sending to us. Returns the echoes read.
+ */
+static long client_send(long k)
+{
+	struct request req = { .sent_ns = bench_now_ns(), .seq = k };
+	int fd = client_fd[k % conns];
+	long n = 0;
+	ssize_t r;
+
+	while ((r = send(fd, &req, sizeof(req), MSG_DONTWAIT)) < 0 &&
+	       (errno == EAGAIN || errno == EWOULDBLOCK))
+		for (long i = 0; i < conns; i++)
+			n += client_receive(client_fd[i]);
+	if (r != sizeof(req))
+		bench_die("client send");
+	return n;
 }
 
 /* Send at the steady rate and collect the echoes, all in one thread. */
@@ -162,7 +176,7 @@ static void client_main(void)
 		int n;
 
 		if (sent < requests && now >= next) {
-			client_send(sent++, now);
+			received += client_send(sent++);
 			next = start + sent * interval;
 			continue;
 		}

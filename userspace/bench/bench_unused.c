@@ -3,7 +3,7 @@
  * bench_unused: the hot paths that the hook series touches, in the style of
  * Unixbench, each for a fixed number of iterations on one CPU.
  *
- *   bench_unused TEST ITERS [CPU]
+ *   bench_unused TEST ITERS [CPU [REPEATS]]
  *
  * TEST: pipe (write+read 512 bytes on one pipe), pingpong (1-byte token
  * between two processes on the same CPU), getppid, fork (fork, _exit,
@@ -12,10 +12,13 @@
  * page, munmap; ITERS pages), cpuloop (ITERS rounds of integer arithmetic:
  * the scheduler tick runs task_tick_fair() meanwhile).
  *
- * Prints one line: "test=T iters=N ns_per_op=.. cpu_ns_per_op=..
- * cs_per_op=.. faults_per_op=.. instr_per_op=.." (instr: "n/a" without a
- * hardware counter), counting this process and its children.
+ * Runs the test REPEATS times (default 1) and prints one line for the
+ * fastest run, which the host's load disturbed the least: "test=T
+ * iters=N repeats=R ns_per_op=.. cpu_ns_per_op=.. cs_per_op=..
+ * faults_per_op=.. instr_per_op=.." (instr: "n/a" without a hardware
+ * counter), counting this process and its children.
  */
+#define _GNU_SOURCE
 #include <fcntl.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -176,52 +179,76 @@ static const struct {
 	{ "cpuloop", run_cpuloop },
 };
 
-int main(int argc, char **argv)
+struct measurement {
+	uint64_t wall_ns;
+	uint64_t cpu_ns;
+	long cs;
+	long faults;
+	long long instr;
+};
+
+static void measure(void (*run)(long iters), long iters, int ifd,
+		    struct measurement *m)
 {
 	struct bench_usage s0, s1, c0, c1, ds, dc;
-	long iters, cs, faults;
-	long long instr;
-	uint64_t t0, t1;
+	uint64_t t0;
+
+	bench_usage_read(RUSAGE_SELF, &s0);
+	bench_usage_read(RUSAGE_CHILDREN, &c0);
+	bench_instr_start(ifd);
+	t0 = bench_now_ns();
+	run(iters);
+	m->wall_ns = bench_now_ns() - t0;
+	m->instr = bench_instr_stop(ifd);
+	bench_usage_read(RUSAGE_SELF, &s1);
+	bench_usage_read(RUSAGE_CHILDREN, &c1);
+	bench_usage_sub(&ds, &s1, &s0);
+	bench_usage_sub(&dc, &c1, &c0);
+	m->cpu_ns = ds.cpu_ns + dc.cpu_ns;
+	m->cs = ds.nvcsw + ds.nivcsw + dc.nvcsw + dc.nivcsw;
+	m->faults = ds.minflt + dc.minflt;
+}
+
+int main(int argc, char **argv)
+{
+	struct measurement m, best = { .wall_ns = UINT64_MAX };
+	long iters, repeats;
 	size_t i;
 	int ifd;
 
 	if (argc == 2 && !strcmp(argv[1], EXEC_CHILD_ARG))
 		return 0;
-	if (argc < 3 || argc > 4) {
-		fprintf(stderr, "usage: %s TEST ITERS [CPU]\n", argv[0]);
+	if (argc < 3 || argc > 5) {
+		fprintf(stderr, "usage: %s TEST ITERS [CPU [REPEATS]]\n",
+			argv[0]);
 		return 64;
 	}
 	for (i = 0; i < sizeof(tests) / sizeof(tests[0]); i++)
 		if (!strcmp(argv[1], tests[i].name))
 			break;
 	iters = atol(argv[2]);
-	if (i == sizeof(tests) / sizeof(tests[0]) || iters <= 0) {
-		fprintf(stderr, "%s: unknown test or bad ITERS\n", argv[0]);
+	repeats = argc == 5 ? atol(argv[4]) : 1;
+	if (i == sizeof(tests) / sizeof(tests[0]) || iters <= 0 ||
+	    repeats <= 0) {
+		fprintf(stderr, "%s: unknown test or bad ITERS/REPEATS\n",
+			argv[0]);
 		return 64;
 	}
-	bench_pin(argc == 4 ? atoi(argv[3]) : 0);
+	bench_pin(argc >= 4 ? atoi(argv[3]) : 0);
 
 	ifd = bench_instr_open();
-	bench_usage_read(RUSAGE_SELF, &s0);
-	bench_usage_read(RUSAGE_CHILDREN, &c0);
-	bench_instr_start(ifd);
-	t0 = bench_now_ns();
-	tests[i].run(iters);
-	t1 = bench_now_ns();
-	instr = bench_instr_stop(ifd);
-	bench_usage_read(RUSAGE_SELF, &s1);
-	bench_usage_read(RUSAGE_CHILDREN, &c1);
-	bench_usage_sub(&ds, &s1, &s0);
-	bench_usage_sub(&dc, &c1, &c0);
+	for (long r = 0; r < repeats; r++) {
+		measure(tests[i].run, iters, ifd, &m);
+		if (m.wall_ns < best.wall_ns)
+			best = m;
+	}
 
-	cs = ds.nvcsw + ds.nivcsw + dc.nvcsw + dc.nivcsw;
-	faults = ds.minflt + dc.minflt;
-	printf("test=%s iters=%ld ns_per_op=%.1f cpu_ns_per_op=%.1f cs_per_op=%.4f faults_per_op=%.4f",
-	       tests[i].name, iters, (double)(t1 - t0) / iters,
-	       (double)(ds.cpu_ns + dc.cpu_ns) / iters, (double)cs / iters,
-	       (double)faults / iters);
-	if (instr >= 0)
-		printf(" instr_per_op=%.1f\n", (double)instr / iters);
+	printf("test=%s iters=%ld repeats=%ld ns_per_op=%.1f cpu_ns_per_op=%.1f cs_per_op=%.4f faults_per_op=%.4f",
+	       tests[i].name, iters, repeats, (double)best.wall_ns / iters,
+	       (double)best.cpu_ns / iters, (double)best.cs / iters,
+	       (double)best.faults / iters);
+	if (best.instr >= 0)
+		printf(" instr_per_op=%.1f\n", (double)best.instr / iters);
 	else
 		printf(" instr_per_op=n/a\n");
 	return 0;

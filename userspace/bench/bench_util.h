@@ -3,11 +3,11 @@
  * Helpers shared by the bench programs: CPU pinning, clocks, getrusage
  * deltas, a perf counter when the guest has one, and the one-line
  * "key=value" result format that scripts/bench-report.sh reads.
+ * Include it after defining _GNU_SOURCE.
  */
 #ifndef BENCH_UTIL_H
 #define BENCH_UTIL_H
 
-#define _GNU_SOURCE
 #include <errno.h>
 #include <sched.h>
 #include <stdarg.h>

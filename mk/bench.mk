@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# `make bench [QUICK=1]`: the benchmarks of docs/benchmarks.md. Not part
+# of `make check`. Included from the Makefile; uses its BUILD and the
+# patched kernel's initramfs.
+#
+#   bench-programs  static bench programs and the guest driver in
+#                   build/bench/bin (qemu/run --add ...:/opt/bench)
+#   bench           builds the stock kernel too, boots each kernel in turn,
+#                   writes build/bench/results.md and build/bench/*.png
+
+BENCH_SRC := $(CURDIR)/userspace/bench
+BENCH_BIN := $(BUILD)/bench/bin
+BENCH_PROGS := bench_unused bench_rr bench_numa bench_memc
+BENCH_CFLAGS := -O2 -g -Wall -Wextra -Werror -I$(CURDIR)/userspace/include \
+	-static -pthread
+
+.PHONY: bench bench-programs
+
+bench-programs: $(addprefix $(BENCH_BIN)/,$(BENCH_PROGS) bench-guest.sh)
+
+$(BENCH_BIN):
+	@mkdir -p $@
+
+$(addprefix $(BENCH_BIN)/,$(BENCH_PROGS)): $(BENCH_BIN)/%: $(BENCH_SRC)/%.c \
+		$(BENCH_SRC)/bench_util.h userspace/include/numab_uapi.h \
+		| $(BENCH_BIN)
+	$(CC) $(BENCH_CFLAGS) -o $@ $< -lm
+
+$(BENCH_BIN)/bench-guest.sh: $(BENCH_SRC)/bench-guest.sh | $(BENCH_BIN)
+	@install -m 0755 $< $@
+
+bench: initramfs bench-programs
+	@scripts/bench.sh $(if $(filter 1,$(QUICK)),--quick)

@@ -1,0 +1,168 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Show, from two built kernels, what the hook series costs at its sites
+# while unused: every static-key (jump label) site in the functions that
+# carry a hook, with its key and the instruction built in (a NOP for a
+# key that is off, as built), and the plain load+compare that guards the
+# fork and exit hooks. Prints markdown.
+#
+#   scripts/bench-hooks.sh STOCK_VMLINUX PATCHED_VMLINUX
+#
+# ep_poll() is inlined into do_epoll_wait(); task_tick_fair() is the
+# scheduler tick. The jump table is read with the x86-64 relative layout
+# (s32 code, s32 target, s64 key; each relative to its own field).
+set -euo pipefail
+
+(($# == 2)) || { echo "usage: $0 STOCK_VMLINUX PATCHED_VMLINUX" >&2; exit 64; }
+for f in "$@"; do
+	[[ -r $f ]] || { echo "$0: cannot read $f" >&2; exit 1; }
+done
+
+python3 - "$@" <<'PY'
+import bisect
+import re
+import struct
+import subprocess
+import sys
+
+FUNCS = ["do_epoll_wait", "task_tick_fair"]
+GUARDED_CALLS = ["__numa_balancing_mm_init", "__numa_balancing_mm_exit"]
+
+
+def run(*cmd):
+    return subprocess.run(cmd, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def symbols(vmlinux):
+    syms = {}
+    for line in run("nm", "-S", vmlinux).splitlines():
+        f = line.split()
+        if len(f) == 4:
+            syms[f[3]] = (int(f[0], 16), int(f[1], 16))
+        elif len(f) == 3:
+            syms.setdefault(f[2], (int(f[0], 16), 0))
+    return syms
+
+
+def read_vaddr(vmlinux, addr, size):
+    for line in run("readelf", "-SW", vmlinux).splitlines():
+        m = re.match(r"\s*\[\s*\d+\]\s+(\S+)\s+(\S+)\s+([0-9a-f]+)\s+"
+                     r"([0-9a-f]+)\s+([0-9a-f]+)", line)
+        if not m or m.group(2) == "NOBITS":
+            continue
+        start, off, sz = (int(m.group(i), 16) for i in (3, 4, 5))
+        if start <= addr and addr + size <= start + sz:
+            with open(vmlinux, "rb") as f:
+                f.seek(off + addr - start)
+                return f.read(size)
+    raise SystemExit(f"address {addr:#x} not in a section of {vmlinux}")
+
+
+def jump_sites(vmlinux, syms):
+    start = syms["__start___jump_table"][0]
+    stop = syms["__stop___jump_table"][0]
+    data = read_vaddr(vmlinux, start, stop - start)
+    by_addr = sorted((a, n) for n, (a, _) in syms.items())
+    addrs = [a for a, _ in by_addr]
+    sites = []
+    for i in range(0, len(data), 16):
+        code, _target, key = struct.unpack_from("<iiq", data, i)
+        entry = start + i
+        key_addr = (entry + 8 + key) & ~3
+        flags = (entry + 8 + key) & 3
+        j = bisect.bisect_right(addrs, key_addr) - 1
+        name = hex(key_addr)
+        if j >= 0:
+            off = key_addr - by_addr[j][0]
+            name = by_addr[j][1] + (f"+{off:#x}" if off else "")
+        sites.append((entry + code, name, flags & 1))
+    return sites
+
+
+def disasm(vmlinux, start, stop):
+    out = run("objdump", "-d", "--no-show-raw-insn",
+              f"--start-address={start:#x}", f"--stop-address={stop:#x}",
+              vmlinux)
+    insns = []
+    for line in out.splitlines():
+        m = re.match(r"\s*([0-9a-f]+):\s+(.*)", line)
+        if m:
+            insns.append((int(m.group(1), 16), " ".join(m.group(2).split())))
+    return insns
+
+
+def report(label, vmlinux):
+    syms = symbols(vmlinux)
+    sites = jump_sites(vmlinux, syms)
+    print(f"### {label}: `{vmlinux}`\n")
+    print("| function | offset | static key | built-in instruction |")
+    print("|---|---|---|---|")
+    for fn in FUNCS:
+        base, size = syms[fn]
+        insns = dict(disasm(vmlinux, base, base + size))
+        for addr, key, _ in sorted(sites):
+            if base <= addr < base + size:
+                print(f"| {fn} | +{addr - base:#x} | {key} | "
+                      f"`{insns.get(addr, '?')}` |")
+    guards = [c for c in GUARDED_CALLS if c in syms]
+    if not guards:
+        print("\nNo fork/exit hook in this kernel.\n")
+        return
+    print("\nCalls into the fork/exit hooks and the instructions that "
+          "guard them (a load of mm->numa_balancing_mode and a compare "
+          "with DEFAULT, no static key):\n")
+    text = run("objdump", "-d", "--no-show-raw-insn", vmlinux)
+    print("```")
+    for func, insns in functions(text):
+        for i, (_, insn) in enumerate(insns):
+            if insn.startswith("call") and any(f"<{c}>" in insn
+                                               for c in guards):
+                print_guard(func, insns, i)
+    print("```\n")
+
+
+def functions(text):
+    """(name, [(addr, insn)]) for each function of an objdump -d."""
+    func, insns = None, []
+    for line in text.splitlines():
+        m = re.match(r"[0-9a-f]+ <(\S+)>:", line)
+        if m:
+            if func:
+                yield func, insns
+            func, insns = m.group(1), []
+            continue
+        m = re.match(r"\s*([0-9a-f]+):\s+(.*)", line)
+        if m and func:
+            insns.append((int(m.group(1), 16), " ".join(m.group(2).split())))
+    if func:
+        yield func, insns
+
+
+def print_guard(func, insns, call):
+    """The conditional jump that reaches insns[call]'s block, in context."""
+    start = call
+    while start > 0 and not re.match(r"(ret|jmp)", insns[start - 1][1]):
+        start -= 1
+    target = f"{insns[start][0]:x}"
+    print(f"{func}:")
+    for i, (addr, insn) in enumerate(insns):
+        if re.match(r"j(?!mp)\w+ " + target + r"\b", insn):
+            for a, s in insns[max(i - 2, 0):i + 1]:
+                print(f"    {a:x}: {s}")
+            print("    ...")
+    for a, s in insns[start:call + 1]:
+        print(f"    {a:x}: {s}")
+
+
+print("Jump-label sites as built (`xchg %ax,%ax` and `nopl 0x0(%rax,%rax,1)` "
+      "are the 2- and 5-byte NOPs). At run time the kernel rewrites a site "
+      "into a jump while its key is on: `sched_numa_balancing` is on in "
+      "A, B and C alike whenever kernel.numa_balancing is 1 (the default "
+      "here), `ep_min_wait_key` is on from the module's load (C) to its "
+      "unload. So in B the min-wait site is a NOP; in C it is a jump to a "
+      "load of ep->min_wait_us and a predictable branch.\n")
+report("A stock", sys.argv[1])
+report("B/C patched", sys.argv[2])
+PY
