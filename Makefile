@@ -15,7 +15,7 @@ USERSPACE := $(BUILD)/userspace
 INITRAMFS := $(BUILD)/initramfs.img
 KVER = $(shell cat $(KERNEL)/kernel.release)
 
-.PHONY: all deps kernel module stage userspace initramfs check demo lint clean
+.PHONY: all deps kernel kernel-stock module stage userspace initramfs check demo lint clean
 
 all: initramfs
 
@@ -24,6 +24,11 @@ deps:
 
 kernel: deps
 	@scripts/build-kernel.sh --link $(KERNEL) --patch hooks.patch \
+		--fragment qemu/guest.config
+
+# The same kernel without the series: the baseline of benchmarks and DKMS.
+kernel-stock: deps
+	@scripts/build-kernel.sh --name kernel-stock --link $(BUILD)/kernel-stock \
 		--fragment qemu/guest.config
 
 module: kernel
@@ -50,8 +55,9 @@ initramfs: stage userspace
 check: initramfs
 	@scripts/check.sh
 
+# The initramfs itself loads the module before the demo starts.
 demo: initramfs
-	@qemu/run --preload -- demo.sh
+	@qemu/run --append rd.driver.pre=numab_minwait -- demo.sh
 
 clean:
 	-@$(MAKE) -s -C module KERNEL_DIR=$(KOBJ) clean 2>/dev/null
@@ -59,3 +65,4 @@ clean:
 
 include mk/debug.mk
 include mk/bench.mk
+include mk/dkms-lint.mk

@@ -11,53 +11,36 @@ cd "$top"
 
 passed=0 failed=0 skipped=0
 
-result() {
-	local name="$1"
-	shift
-	if "$@"; then
-		echo "ok - host: $name"
-		passed=$((passed + 1))
-	else
-		echo "not ok - host: $name"
+# Adds the "N passed, N failed[, N skipped]" of a suite's output $1 to
+# ours; a suite that failed ($2 != 0) without saying so counts as one
+# failure more (a guest splat, crash or hang).
+add_summary() {
+	local summary p f s
+
+	summary=$(tr -d '\r' <<< "$1" |
+		grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' |
+		tail -n 1 || true)
+	read -r p _ f _ s _ <<< "${summary//,/}"
+	passed=$((passed + ${p:-0}))
+	failed=$((failed + ${f:-0}))
+	skipped=$((skipped + ${s:-0}))
+	if (($2 != 0)) && ((${f:-0} == 0)); then
+		echo "not ok - $3 exited $2 (see its output above)"
 		failed=$((failed + 1))
 	fi
 }
 
 log=$(mktemp)
-patches=$(mktemp -d)
-trap 'rm -rf "$log" "$patches"' EXIT
+trap 'rm -f "$log"' EXIT
 
-checkpatch=build/kernel/src/scripts/checkpatch.pl
-git mailsplit -o"$patches" hooks.patch >/dev/null
-for patch in "$patches"/*; do
-	subject=$(sed -n 's/^Subject: //p' "$patch" | head -n 1)
-	result "checkpatch --strict ${subject:0:60}" \
-		"$checkpatch" --strict --quiet --no-tree "$patch"
-done
-mapfile -t module_sources < <(git ls-files 'module/*.[ch]')
-result "checkpatch --strict module sources" \
-	"$checkpatch" --strict --quiet --no-tree -f "${module_sources[@]}"
-mapfile -t scripts < <(scripts/list-shell-scripts.sh)
-result "shellcheck ${#scripts[@]} scripts" shellcheck "${scripts[@]}"
+status=0
+scripts/lint.sh | tee "$log" || status=$?
+add_summary "$(cat "$log")" "$status" "host checks"
 
-guest_status=0
+status=0
 qemu/run --timeout "${NUMAB_CHECK_TIMEOUT:-1200}" -- run_tests.sh "$@" |
-	tee "$log" || guest_status=$?
-
-summary=$(tr -d '\r' < "$log" |
-	grep -E '^[0-9]+ passed, [0-9]+ failed(, [0-9]+ skipped)?$' | tail -n 1 ||
-	true)
-if [[ -n "$summary" ]]; then
-	read -r gp _ gf _ gs _ <<< "${summary//,/}"
-	passed=$((passed + gp))
-	failed=$((failed + gf))
-	skipped=$((skipped + ${gs:-0}))
-fi
-# A splat, crash or hang fails the run even when every test passed.
-if ((guest_status != 0)) && { [[ -z "$summary" ]] || ((gf == 0)); }; then
-	echo "not ok - guest: qemu/run exited $guest_status (see its log above)"
-	failed=$((failed + 1))
-fi
+	tee "$log" || status=$?
+add_summary "$(cat "$log")" "$status" "the guest (qemu/run)"
 
 line="$passed passed, $failed failed"
 ((skipped == 0)) || line+=", $skipped skipped"

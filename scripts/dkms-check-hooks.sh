@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# DKMS PRE_BUILD of numab_minwait (see dkms.conf): refuse, with a message
+# that says why, a kernel that does not carry the hooks of hooks.patch,
+# instead of letting the module fail to compile or link against it.
+#
+#   scripts/dkms-check-hooks.sh KERNEL_BUILD_DIR KERNEL_RELEASE
+#
+# The hooks are the symbols the patched kernel exports to the module, as
+# listed in the built kernel's Module.symvers: epoll_register_min_wait
+# always, numa_balancing_register_ops when CONFIG_NUMA_BALANCING=y.
+# Exit status 0 when they are all there, 1 otherwise (2 on a usage error).
+set -euo pipefail
+
+if (($# != 2)); then
+	echo "usage: $0 KERNEL_BUILD_DIR KERNEL_RELEASE" >&2
+	exit 2
+fi
+kdir=$1 kver=$2
+
+refuse() {
+	echo "numab_minwait: kernel $kver lacks the numab_minwait hooks" \
+		"(apply hooks.patch): $*" >&2
+	exit 1
+}
+
+symvers=$kdir/Module.symvers
+config=$kdir/.config
+[[ -r $symvers ]] || refuse "no $symvers (is the kernel built?)"
+[[ -r $config ]] || refuse "no $config (is the kernel configured?)"
+
+needed=(epoll_register_min_wait)
+if grep -qx 'CONFIG_NUMA_BALANCING=y' "$config"; then
+	needed+=(numa_balancing_register_ops)
+fi
+missing=()
+for sym in "${needed[@]}"; do
+	awk -v sym="$sym" '$2 == sym { found = 1 } END { exit !found }' \
+		"$symvers" || missing+=("$sym")
+done
+((${#missing[@]} == 0)) ||
+	refuse "$symvers does not export ${missing[*]}"
+echo "numab_minwait: kernel $kver has the hooks (${needed[*]})"

@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make dkms: proves that dkms.conf works, without installing anything for
+# the machine's own kernel.  DKMS's trees (--dkmstree, --sourcetree,
+# --installtree) all live in build/dkms/.  For each patched kernel given:
+# dkms add/build/install of numab_minwait for that kernel, an initramfs
+# made from the DKMS install tree, and a guest boot of that kernel whose
+# initramfs loads its own DKMS-built module (rd.driver.pre=; vermagic
+# checked) before the tests run.
+# Then a kernel without the hooks must be refused by DKMS with the message
+# of scripts/dkms-check-hooks.sh and without compiling anything.
+set -euo pipefail
+
+usage() {
+	cat <<USAGE
+usage: $0 --kernel TREE [--kernel TREE]... --unpatched TREE
+       [--tests LIST] [--userspace DIR]
+
+  --kernel TREE     a kernel with hooks.patch: a scripts/build-kernel.sh
+                    tree (obj/, modules/) or a built kernel object folder
+                    (repeatable; one guest boot each)
+  --unpatched TREE  a built kernel without the hooks: DKMS must refuse it
+  --tests LIST      tests run in each guest (default: "$default_tests")
+  --userspace DIR   guest programs (default: build/userspace, make userspace)
+USAGE
+}
+
+default_tests="seed_min_wait prctl_numab_test epoll_min_wait_test"
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+kernels=() unpatched="" tests=$default_tests userspace=build/userspace
+while (($#)); do
+	case "$1" in
+	--kernel) kernels+=("$2"); shift 2 ;;
+	--unpatched) unpatched=$2; shift 2 ;;
+	--tests) tests=$2; shift 2 ;;
+	--userspace) userspace=$2; shift 2 ;;
+	-h|--help) usage; exit 0 ;;
+	*) usage >&2; exit 64 ;;
+	esac
+done
+[[ ${#kernels[@]} -gt 0 && -n $unpatched ]] || { usage >&2; exit 64; }
+
+say() {
+	printf 'dkms: %s\n' "$*"
+}
+die() {
+	say "$*" >&2
+	exit 1
+}
+
+command -v dkms >/dev/null || die "dkms missing (apt-get install dkms)"
+[[ -d $userspace/bin ]] || die "$userspace/bin missing (make userspace)"
+
+name=$(sed -n 's/^PACKAGE_NAME="\(.*\)"$/\1/p' dkms.conf)
+version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)
+dkmsdir=$top/build/dkms
+root=$dkmsdir/root
+trees=(--sourcetree "$dkmsdir/source" --dkmstree "$dkmsdir/tree"
+	--installtree "$root/lib/modules")
+# Should DKMS find a sign-file, the key it makes goes here, not into
+# /var/lib/dkms (the guest kernels do not check signatures).
+export mok_signing_key=$dkmsdir/mok.key mok_certificate=$dkmsdir/mok.pub
+
+# kernel_obj TREE: the object folder (Module.symvers, .config, bzImage),
+# as an absolute path (DKMS runs make from its own build folder).
+kernel_obj() {
+	local obj=$1
+	[[ -d $1/obj ]] && obj=$1/obj
+	[[ -f $obj/include/config/kernel.release && -f $obj/Module.symvers ]] ||
+		die "no built kernel at $1 (scripts/build-kernel.sh makes one)"
+	realpath "$obj"
+}
+
+# Every kernel is checked before DKMS runs at all.
+objs=()
+for tree in "${kernels[@]}"; do
+	objs+=("$(kernel_obj "$tree")")
+done
+unpatched_obj=$(kernel_obj "$unpatched")
+
+marker=$(mktemp)
+trap 'rm -f "$marker"' EXIT
+
+# The DKMS source: what a package would put in /usr/src/NAME-VERSION.
+rm -rf "$dkmsdir"
+src=$dkmsdir/source/$name-$version
+mkdir -p "$src/scripts" "$dkmsdir/tree" "$dkmsdir/refusal-tree" "$root"
+cp dkms.conf "$src/"
+cp scripts/dkms-check-hooks.sh "$src/scripts/"
+git ls-files -z module | xargs -0 cp --parents -t "$src"
+dkms add -m "$name" -v "$version" "${trees[@]}"
+
+failed=0
+for i in "${!kernels[@]}"; do
+	tree=${kernels[i]} obj=${objs[i]}
+	kver=$(cat "$obj/include/config/kernel.release")
+	say "--- $kver ($obj)"
+	moddir=$root/lib/modules/$kver
+	mkdir -p "$moddir"
+	if [[ -d $tree/modules/lib/modules/$kver ]]; then
+		cp -a "$tree/modules/lib/modules/$kver/." "$moddir/"
+	else
+		cp "$obj"/modules.{order,builtin,builtin.modinfo} "$moddir/"
+	fi
+	dkms build -m "$name" -v "$version" -k "$kver" \
+		--kernelsourcedir "$obj" "${trees[@]}"
+	dkms install -m "$name" -v "$version" -k "$kver" \
+		--kernelsourcedir "$obj" "${trees[@]}" --no-depmod
+	depmod -b "$root" "$kver"
+	ko=$moddir/updates/dkms/$name.ko
+	vermagic=$(modinfo -F vermagic "$ko")
+	say "$ko: vermagic $vermagic"
+	[[ $vermagic == "$kver "* ]] || die "$ko was not built for $kver"
+
+	img=$dkmsdir/initramfs-$kver.img
+	qemu/mkinitramfs --kver "$kver" --stage "$root" \
+		--userspace "$userspace" --out "$img"
+	# shellcheck disable=SC2016 # expanded in the guest
+	guest_check='
+		mod=$(modinfo -n numab_minwait)
+		magic=$(modinfo -F vermagic numab_minwait)
+		echo "guest: $(uname -r) loaded $mod (vermagic $magic)"
+		[[ -d /sys/module/numab_minwait && $mod == */updates/dkms/* &&
+			$magic == "$(uname -r) "* ]] || exit 1
+		exec run_tests.sh "$@"'
+	# shellcheck disable=SC2086 # $tests is a list of names
+	if qemu/run --kernel "$obj/arch/x86/boot/bzImage" --initramfs "$img" \
+		--append rd.driver.pre="$name" --timeout 600 \
+		-- bash -c "$guest_check" guest $tests; then
+		say "$kver: the guest loaded its DKMS build and passed the tests"
+	else
+		say "$kver: FAILED in the guest"
+		failed=$((failed + 1))
+	fi
+done
+say "built for: $(dkms status -m "$name" "${trees[@]}" | tr '\n' ';')"
+
+# The refusal, in a DKMS tree of its own: the unpatched kernel may have
+# the same release as one of the patched ones.
+obj=$unpatched_obj
+kver=$(cat "$obj/include/config/kernel.release")
+say "--- $kver ($obj), without the hooks: DKMS must refuse it"
+refusal=(--sourcetree "$dkmsdir/source" --dkmstree "$dkmsdir/refusal-tree"
+	--installtree "$dkmsdir/refusal-root")
+dkms add -m "$name" -v "$version" "${refusal[@]}" >/dev/null
+out=$dkmsdir/refusal.out
+rc=0
+dkms build -m "$name" -v "$version" -k "$kver" --kernelsourcedir "$obj" \
+	"${refusal[@]}" >"$out" 2>&1 || rc=$?
+sed 's/^/  | /' "$out"
+makelog=$dkmsdir/refusal-tree/$name/$version/build/make.log
+if ((rc != 0)) && grep -q "lacks the numab_minwait hooks" "$out" &&
+	! grep -qE '^ +(CC|LD) \[M\]' "$makelog"; then
+	say "$kver: refused (dkms exit $rc), nothing compiled"
+else
+	say "$kver: NOT refused as it should be (dkms exit $rc; $makelog)"
+	failed=$((failed + 1))
+fi
+
+# Nothing for the machine's own kernel: no file of DKMS's system trees
+# changed during the run.
+system_trees=()
+for d in /lib/modules /var/lib/dkms /usr/src; do
+	[[ -d $d ]] && system_trees+=("$d")
+done
+changed=""
+if ((${#system_trees[@]})); then
+	changed=$(find "${system_trees[@]}" -newer "$marker" -print -quit)
+fi
+if [[ -n $changed ]]; then
+	say "FAILED: $changed changed during the run (outside build/)"
+	failed=$((failed + 1))
+fi
+((failed == 0)) || die "$failed check(s) failed"
+say "all checks passed"
