@@ -64,7 +64,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 start=$(date +%s)
 guest_status=0
-qemu/run --kernel "$kernel" --initramfs "$initramfs" \
+qemu/run --kernel "$kernel" --initramfs "$initramfs" --allow-alloc-failures \
 	--timeout "${NUMAB_CHECK_TIMEOUT:-3600}" -- bash -c "$guest" bash "$@" |
 	tee "$log" || guest_status=$?
 
