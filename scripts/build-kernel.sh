@@ -37,6 +37,7 @@ while (($#)); do
 	esac
 done
 [[ -n "$link" && ${#fragments[@]} -gt 0 ]] || { usage >&2; exit 64; }
+mkdir -p "$(dirname "$link")"
 
 tarball=/usr/src/linux-source-6.1.tar.xz
 [[ -r "$tarball" ]] || { echo "$0: $tarball missing (make deps)" >&2; exit 1; }
