@@ -26,7 +26,7 @@ MODULE=numab_minwait
 MINWAIT_US_TEST=1234
 export PATH="$PATH:/sbin:/usr/sbin"
 
-ALL_TESTS=(
+OUR_TESTS=(
 	seed_min_wait
 	prctl_numab_test
 	epoll_min_wait_test
@@ -36,9 +36,13 @@ ALL_TESTS=(
 	fuzz_test
 	stress_test
 	fault_inject_test
+)
+# The kernel's own selftest, as a regression suite.
+UPSTREAM_TESTS=(
 	epoll_wakeup_test
 	epoll_wakeup_test_nomodule
 )
+ALL_TESTS=("${OUR_TESTS[@]}" "${UPSTREAM_TESTS[@]}")
 
 passed=0
 failed=0
@@ -49,8 +53,10 @@ RE_NOT_OK='^not ok [0-9]+'
 RE_SKIP='^ok [0-9]+.*#[[:space:]]*(SKIP|Skip|skip)'
 
 usage() {
-	echo "Usage: $0 [TEST...]"
+	echo "Usage: $0 [TEST|ours|upstream...]"
 	echo "Tests: ${ALL_TESTS[*]}"
+	echo "ours: ${OUR_TESTS[*]}"
+	echo "upstream: ${UPSTREAM_TESTS[*]}"
 }
 
 # The first of the arguments that exists, else the first one.
@@ -237,6 +243,16 @@ main() {
 		-h | --help)
 			usage
 			exit 0
+			;;
+		esac
+		case $name in
+		ours)
+			tests+=("${OUR_TESTS[@]}")
+			continue
+			;;
+		upstream)
+			tests+=("${UPSTREAM_TESTS[@]}")
+			continue
 			;;
 		esac
 		known=no
