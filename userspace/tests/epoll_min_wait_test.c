@@ -23,9 +23,6 @@
 
 #define SLACK_MS	250
 
-#define ASSERT_MODULE() \
-	ASSERT_TRUE(numab_module_loaded()) TH_LOG(NUMAB_MSG_NO_MODULE)
-
 /* Set the min-wait; returns the previous value or -errno. */
 static long set_min_wait(int epfd, uint64_t usecs)
 {

@@ -13,11 +13,9 @@
 
 #include "kselftest_harness.h"
 #include "numab_test_util.h"
+#include "numab_module_fixture.h"
 
 #define CHILD_ENV "LIBMINWAIT_TEST_CHILD"
-
-#define ASSERT_MODULE() \
-	ASSERT_TRUE(numab_module_loaded()) TH_LOG(NUMAB_MSG_NO_MODULE)
 
 /*
  * Re-executed with LIBMINWAIT_TEST_CHILD set: create three instances and
@@ -199,21 +197,6 @@ TEST(bad_values_warn_once)
 			       c.err);
 		EXPECT_EQ(0, strncmp(c.err, "libminwait: ", 12));
 	}
-}
-
-FIXTURE(module) {
-	int unused;
-};
-
-FIXTURE_SETUP(module)
-{
-	ASSERT_MODULE();
-}
-
-FIXTURE_TEARDOWN(module)
-{
-	if (!numab_module_loaded())
-		numab_modprobe();
 }
 
 TEST_F(module, refused_by_kernel_warns_once)

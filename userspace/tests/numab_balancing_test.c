@@ -35,9 +35,6 @@
 #define BUF_PAGES	(BUF_SIZE / PAGE_SZ)
 #define TOUCH_MS	3000
 
-#define ASSERT_MODULE() \
-	ASSERT_TRUE(numab_module_loaded()) TH_LOG(NUMAB_MSG_NO_MODULE)
-
 /* --- global tunables: saved once, restored on every way out ------------ */
 
 static const char *const tunable_path[] = {

@@ -10,11 +10,9 @@
 
 #include "kselftest_harness.h"
 #include "numab_test_util.h"
+#include "numab_module_fixture.h"
 
 #define EXIT_ENV "NUMAB_RUN_TEST_EXIT"
-
-#define ASSERT_MODULE() \
-	ASSERT_TRUE(numab_module_loaded()) TH_LOG(NUMAB_MSG_NO_MODULE)
 
 /* Re-executed through numab-run with NUMAB_RUN_TEST_EXIT=n: exit n. */
 static void __attribute__((constructor)) exit_hook(void)
@@ -231,21 +229,6 @@ TEST(exec_failures)
 	unlink(file);
 	RUN(&r, "--disable", "--", "/");
 	EXPECT_EQ(126, r.status) TH_LOG("directory: %s", r.err);
-}
-
-FIXTURE(module) {
-	int unused;
-};
-
-FIXTURE_SETUP(module)
-{
-	ASSERT_MODULE();
-}
-
-FIXTURE_TEARDOWN(module)
-{
-	if (!numab_module_loaded())
-		numab_modprobe();
 }
 
 TEST_F(module, module_missing)

@@ -27,6 +27,10 @@
 
 /* --- prctl ------------------------------------------------------------ */
 
+/* In a kselftest harness test: fail (not skip) without the module. */
+#define ASSERT_MODULE() \
+	ASSERT_TRUE(numab_module_loaded()) TH_LOG(NUMAB_MSG_NO_MODULE)
+
 static inline int numab_prctl(unsigned long op, unsigned long arg3,
 			      unsigned long arg4, unsigned long arg5)
 {

@@ -16,6 +16,7 @@
 
 #include "kselftest_harness.h"
 #include "numab_test_util.h"
+#include "numab_module_fixture.h"
 
 #define SYSCTL_NUMA_BALANCING	"/proc/sys/kernel/numa_balancing"
 #define EXEC_ENV		"NUMAB_TEST_EXEC"
@@ -23,9 +24,6 @@
 #define MODE_DIS	PR_SET_NUMA_BALANCING_DISABLED
 #define MODE_EN		PR_SET_NUMA_BALANCING_ENABLED
 #define MODE_DEF	PR_SET_NUMA_BALANCING_DEFAULT
-
-#define ASSERT_MODULE() \
-	ASSERT_TRUE(numab_module_loaded()) TH_LOG(NUMAB_MSG_NO_MODULE)
 
 #define ASSERT_COUNTERS(c) \
 	ASSERT_EQ(0, numab_read_counters(c)) \
@@ -579,21 +577,6 @@ TEST_F_TIMEOUT(churn, counters_unchanged_after_churn, 240)
 }
 
 /* --- module unload ------------------------------------------------------ */
-
-FIXTURE(module) {
-	int unused;
-};
-
-FIXTURE_SETUP(module)
-{
-	ASSERT_MODULE();
-}
-
-FIXTURE_TEARDOWN(module)
-{
-	if (!numab_module_loaded())
-		numab_modprobe();
-}
 
 TEST_F(module, unload_refused_while_mode_set)
 {
