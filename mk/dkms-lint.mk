@@ -10,13 +10,17 @@
 DKMS_KERNELS ?= $(KERNEL) $(BUILD)/kernel-debug
 DKMS_UNPATCHED ?= $(BUILD)/kernel-stock
 
-.PHONY: dkms lint lint-bisect
+.PHONY: dkms lint lint-quick lint-bisect
 
 dkms: kernel kernel-debug kernel-stock userspace
 	@scripts/dkms-test.sh $(addprefix --kernel ,$(DKMS_KERNELS)) \
 		--unpatched $(DKMS_UNPATCHED) --userspace $(USERSPACE)
 
-lint: deps
+# make lint: the quick checks (what make check and CI run), then a build
+# of each commit of the series on its own (~20 min on 2 cores).
+lint: lint-quick lint-bisect
+
+lint-quick: deps
 	@scripts/lint.sh
 
 lint-bisect: deps
