@@ -32,23 +32,6 @@ static int pin_to_node(int node)
 	return sched_setaffinity(0, sizeof(set), &set);
 }
 
-/* A "name : value" line of /proc/self/sched (SCHED_DEBUG), or -1. */
-static long sched_field(const char *name)
-{
-	char line[256];
-	long v = -1;
-	FILE *f;
-
-	f = fopen("/proc/self/sched", "re");
-	if (!f)
-		return -1;
-	while (v < 0 && fgets(line, sizeof(line), f))
-		if (!strncmp(line, name, strlen(name)) && strchr(line, ':'))
-			v = strtol(strchr(line, ':') + 1, NULL, 10);
-	fclose(f);
-	return v;
-}
-
 static void touch(volatile char *buf, size_t len)
 {
 	size_t i;

@@ -37,68 +37,25 @@ static void __attribute__((constructor)) child_hook(void)
 	_exit(0);
 }
 
-struct child_out {
-	char out[256];
-	char err[1024];
-	int status;
-	int err_lines;
-};
-
-static ssize_t slurp(int fd, char *buf, size_t len)
-{
-	ssize_t n, total = 0;
-
-	while ((size_t)total < len - 1) {
-		n = read(fd, buf + total, len - 1 - total);
-		if (n <= 0)
-			break;
-		total += n;
-	}
-	buf[total] = '\0';
-	return total;
-}
-
 /* Run the child with MINWAIT_US=@value (unset if NULL). */
-static int run_child(const char *value, struct child_out *c)
+static int run_child(const char *value, struct numab_output *c)
 {
 	char *const argv[] = { "libminwait-child", NULL };
-	int o[2], e[2];
-	char *p;
-	pid_t pid;
+	char minwait[64] = "MINWAIT_US";
+	char *const env[] = { CHILD_ENV "=1", minwait, NULL };
 
-	if (pipe(o) || pipe(e))
-		return -1;
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0)
-		return -1;
-	if (!pid) {
-		dup2(o[1], STDOUT_FILENO);
-		dup2(e[1], STDERR_FILENO);
-		close(o[0]);
-		close(o[1]);
-		close(e[0]);
-		close(e[1]);
-		setenv(CHILD_ENV, "1", 1);
-		if (value)
-			setenv("MINWAIT_US", value, 1);
-		else
-			unsetenv("MINWAIT_US");
-		execv("/proc/self/exe", argv);
-		_exit(127);
-	}
-	close(o[1]);
-	close(e[1]);
-	slurp(o[0], c->out, sizeof(c->out));
-	slurp(e[0], c->err, sizeof(c->err));
-	close(o[0]);
-	close(e[0]);
-	waitpid(pid, &c->status, 0);
-	c->err_lines = 0;
-	for (p = c->err; *p; p++)
-		c->err_lines += *p == '\n';
-	return 0;
+	if (value)
+		snprintf(minwait, sizeof(minwait), "MINWAIT_US=%s", value);
+	return numab_capture("/proc/self/exe", argv, env, c);
+}
+
+static int lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
 }
 
 static bool shim_loaded(void)
@@ -159,7 +116,7 @@ TEST(epoll_create_gets_min_wait)
 
 TEST(valid_values)
 {
-	struct child_out c;
+	struct numab_output c;
 
 	ASSERT_MODULE();
 	ASSERT_EQ(0, run_child("777", &c));
@@ -184,7 +141,7 @@ TEST(bad_values_warn_once)
 		"", "abc", "-1", "+5", " 5", "12x", "1.5", "2147483648",
 		"99999999999999999999",
 	};
-	struct child_out c;
+	struct numab_output c;
 	size_t i;
 
 	ASSERT_MODULE();
@@ -192,7 +149,7 @@ TEST(bad_values_warn_once)
 		ASSERT_EQ(0, run_child(bad[i], &c));
 		EXPECT_STREQ("-2 -2 -2\n", c.out)
 			TH_LOG("MINWAIT_US=\"%s\"", bad[i]);
-		EXPECT_EQ(1, c.err_lines)
+		EXPECT_EQ(1, lines(c.err))
 			TH_LOG("MINWAIT_US=\"%s\": stderr '%s'", bad[i],
 			       c.err);
 		EXPECT_EQ(0, strncmp(c.err, "libminwait: ", 12));
@@ -201,13 +158,13 @@ TEST(bad_values_warn_once)
 
 TEST_F(module, refused_by_kernel_warns_once)
 {
-	struct child_out c;
+	struct numab_output c;
 
 	ASSERT_EQ(0, numab_rmmod()) TH_LOG("cannot unload the module");
 	ASSERT_EQ(0, run_child("777", &c));
 	EXPECT_TRUE(WIFEXITED(c.status) && !WEXITSTATUS(c.status));
 	EXPECT_STREQ("-2 -2 -2\n", c.out);
-	EXPECT_EQ(1, c.err_lines) TH_LOG("stderr '%s'", c.err);
+	EXPECT_EQ(1, lines(c.err)) TH_LOG("stderr '%s'", c.err);
 	EXPECT_EQ(0, strncmp(c.err, "libminwait: ", 12));
 	EXPECT_EQ(0, numab_modprobe());
 }

@@ -111,28 +111,6 @@ static int read_vmstat(long *v)
 	return seen == NR_VM ? 0 : -ENODATA;
 }
 
-/* A "name   :   value" line of /proc/self/sched; -1 when absent. */
-static long sched_field(const char *name)
-{
-	size_t len = strlen(name);
-	char line[256];
-	long v = -1;
-	FILE *f;
-
-	f = fopen("/proc/self/sched", "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, name, len) || (line[len] != ' ' &&
-						  line[len] != ':'))
-			continue;
-		v = strtol(strchr(line, ':') + 1, NULL, 10);
-		break;
-	}
-	fclose(f);
-	return v;
-}
-
 /* AnonHugePages (kB) of the mapping starting at @addr; -1 if not found. */
 static long anon_huge_kb(void *addr)
 {

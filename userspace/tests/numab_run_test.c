@@ -23,11 +23,6 @@ static void __attribute__((constructor)) exit_hook(void)
 		_exit(atoi(code));
 }
 
-struct result {
-	int status;		/* exit status, or -1 */
-	char out[256];
-	char err[1024];
-};
 
 static char tool[PATH_MAX];
 static char self_exe[PATH_MAX];
@@ -45,56 +40,22 @@ static void __attribute__((constructor)) find_tool(void)
 	snprintf(tool, sizeof(tool), "%s/numab-run", dirname(buf));
 }
 
-static void slurp(int fd, char *buf, size_t len)
-{
-	size_t total = 0;
-	ssize_t n;
-
-	while (total < len - 1) {
-		n = read(fd, buf + total, len - 1 - total);
-		if (n <= 0)
-			break;
-		total += n;
-	}
-	buf[total] = '\0';
-}
-
-/* Run numab-run with @args (NULL-terminated, without argv[0]). */
-static void run_tool(const char *const *args, struct result *r)
+/*
+ * Run numab-run with @args (NULL-terminated, without argv[0]); r->status
+ * is its exit status, or -1.
+ */
+static void run_tool(const char *const *args, struct numab_output *r)
 {
 	const char *argv[16] = { "numab-run" };
-	int o[2], e[2], status, i;
-	pid_t pid;
+	int i;
 
 	for (i = 0; args[i] && i < 14; i++)
 		argv[i + 1] = args[i];
-	r->status = -1;
-	r->out[0] = r->err[0] = '\0';
-	if (pipe(o) || pipe(e))
-		return;
-	fflush(stdout);
-	fflush(stderr);
-	pid = fork();
-	if (pid < 0)
-		return;
-	if (!pid) {
-		dup2(o[1], STDOUT_FILENO);
-		dup2(e[1], STDERR_FILENO);
-		close(o[0]);
-		close(o[1]);
-		close(e[0]);
-		close(e[1]);
-		execv(tool, (char *const *)argv);
-		_exit(255);
-	}
-	close(o[1]);
-	close(e[1]);
-	slurp(o[0], r->out, sizeof(r->out));
-	slurp(e[0], r->err, sizeof(r->err));
-	close(o[0]);
-	close(e[0]);
-	if (waitpid(pid, &status, 0) == pid && WIFEXITED(status))
-		r->status = WEXITSTATUS(status);
+	if (numab_capture(tool, (char *const *)argv, NULL, r) ||
+	    !WIFEXITED(r->status))
+		r->status = -1;
+	else
+		r->status = WEXITSTATUS(r->status);
 }
 
 #define RUN(r, ...) run_tool((const char *const[]){ __VA_ARGS__, NULL }, r)
@@ -107,7 +68,7 @@ TEST(tool_present)
 
 TEST(help)
 {
-	struct result r;
+	struct numab_output r;
 
 	RUN(&r, "--help");
 	EXPECT_EQ(0, r.status);
@@ -131,7 +92,7 @@ TEST(bad_usage)
 		{ "--show", "12x", NULL },
 		{ "--show", "1", "2", NULL },
 	};
-	struct result r;
+	struct numab_output r;
 	size_t i;
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -146,7 +107,7 @@ TEST(bad_usage)
 TEST(show)
 {
 	struct numab_held h;
-	struct result r;
+	struct numab_output r;
 	char pid[16];
 
 	ASSERT_MODULE();
@@ -175,7 +136,7 @@ TEST(runs_program_with_mode)
 					   "--default" };
 	static const char *const want[] = { "disabled\n", "enabled\n",
 					    "default\n" };
-	struct result r;
+	struct numab_output r;
 	int i;
 
 	ASSERT_MODULE();
@@ -196,7 +157,7 @@ TEST(runs_program_with_mode)
 
 TEST(program_exit_status_passed_on)
 {
-	struct result r;
+	struct numab_output r;
 
 	ASSERT_MODULE();
 	setenv(EXIT_ENV, "7", 1);
@@ -208,7 +169,7 @@ TEST(program_exit_status_passed_on)
 TEST(exec_failures)
 {
 	char file[PATH_MAX + 16];
-	struct result r;
+	struct numab_output r;
 	int fd;
 
 	ASSERT_MODULE();
@@ -233,7 +194,7 @@ TEST(exec_failures)
 
 TEST_F(module, module_missing)
 {
-	struct result r;
+	struct numab_output r;
 
 	ASSERT_EQ(0, numab_rmmod()) TH_LOG("cannot unload the module");
 	RUN(&r, "--enable", "--", tool, "--show");

@@ -486,6 +486,73 @@ static inline int numab_held_stop(struct numab_held *h)
 
 /* --- time ------------------------------------------------------------- */
 
+/* What a program printed, and how it ended. */
+struct numab_output {
+	char out[256];
+	char err[1024];
+	int status;	/* from waitpid(), -1 if it did not run */
+};
+
+/* Read @fd until EOF or @len - 1 bytes, NUL-terminated. */
+static inline void numab_slurp(int fd, char *buf, size_t len)
+{
+	size_t total = 0;
+	ssize_t n;
+
+	while (total < len - 1) {
+		n = read(fd, buf + total, len - 1 - total);
+		if (n <= 0)
+			break;
+		total += n;
+	}
+	buf[total] = '\0';
+}
+
+/*
+ * Run @path with @argv, its stdout and stderr in @o. @env holds
+ * "NAME=value" to set and "NAME" to unset in the child, NULL-terminated.
+ * Returns 0, or -1 if it could not be started.
+ */
+static inline int numab_capture(const char *path, char *const argv[],
+				char *const env[], struct numab_output *o)
+{
+	int out[2], err[2], i;
+	pid_t pid;
+
+	o->status = -1;
+	o->out[0] = o->err[0] = '\0';
+	if (pipe(out) || pipe(err))
+		return -1;
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		dup2(out[1], STDOUT_FILENO);
+		dup2(err[1], STDERR_FILENO);
+		close(out[0]);
+		close(out[1]);
+		close(err[0]);
+		close(err[1]);
+		for (i = 0; env && env[i]; i++) {
+			if (strchr(env[i], '='))
+				putenv(env[i]);
+			else
+				unsetenv(env[i]);
+		}
+		execv(path, argv);
+		_exit(127);
+	}
+	close(out[1]);
+	close(err[1]);
+	numab_slurp(out[0], o->out, sizeof(o->out));
+	numab_slurp(err[0], o->err, sizeof(o->err));
+	close(out[0]);
+	close(err[0]);
+	return waitpid(pid, &o->status, 0) == pid ? 0 : -1;
+}
+
 static inline int64_t numab_now_ns(void)
 {
 	struct timespec ts;
