@@ -39,20 +39,70 @@ static int min_wait_set(u32 *min_wait_us, u64 usecs)
 	return old;
 }
 
-static void min_wait_wait(u32 usecs, const ktime_t *timeout, const bool *full)
+struct min_wait_sleeper {
+	struct hrtimer timer;
+	struct epoll_min_waiter *mw;
+	struct task_struct *task;
+	ktime_t timeout;	/* KTIME_MAX for none */
+	u64 slack;
+	bool elapsed;
+	bool timed_out;
+};
+
+/*
+ * At the end of the minimum wait the kernel wakes the waiter only if
+ * events are ready, so a waiter that finds none sleeps through: the timer
+ * goes on to the caller's timeout, if any.
+ */
+static enum hrtimer_restart min_wait_timer_fn(struct hrtimer *timer)
+{
+	struct min_wait_sleeper *s = container_of(timer,
+						  struct min_wait_sleeper,
+						  timer);
+
+	if (!s->elapsed) {
+		s->elapsed = true;
+		epoll_min_wait_elapsed(s->mw);
+		if (s->timeout == KTIME_MAX)
+			return HRTIMER_NORESTART;
+		hrtimer_set_expires_range_ns(timer, s->timeout, s->slack);
+		return HRTIMER_RESTART;
+	}
+	WRITE_ONCE(s->timed_out, true);
+	wake_up_process(s->task);
+	return HRTIMER_NORESTART;
+}
+
+static void min_wait_wait(struct epoll_min_waiter *mw, u32 usecs,
+			  const ktime_t *timeout)
 {
 	ktime_t end = ktime_add_us(ktime_get(), usecs);
+	struct min_wait_sleeper s = {
+		.mw = mw,
+		.task = current,
+		.timeout = timeout ? *timeout : KTIME_MAX,
+		.slack = current->timer_slack_ns,
+	};
 
-	if (timeout && ktime_before(*timeout, end))
-		end = *timeout;
+	/* A timeout before the end of the minimum wait is all that counts. */
+	if (!ktime_before(end, s.timeout)) {
+		s.elapsed = true;
+		end = s.timeout;
+	}
+	hrtimer_init_on_stack(&s.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
+	s.timer.function = min_wait_timer_fn;
+	hrtimer_set_expires_range_ns(&s.timer, end, s.slack);
+	hrtimer_start_expires(&s.timer, HRTIMER_MODE_ABS);
 
 	/* Entered in TASK_INTERRUPTIBLE: a signal, fatal or not, ends it. */
-	while (!READ_ONCE(*full) && !signal_pending(current)) {
-		if (!schedule_hrtimeout_range(&end, current->timer_slack_ns,
-					      HRTIMER_MODE_ABS))
-			break;
+	while (!epoll_min_waiter_woken(mw) && !READ_ONCE(s.timed_out) &&
+	       !signal_pending(current)) {
+		schedule();
 		set_current_state(TASK_INTERRUPTIBLE);
 	}
+	__set_current_state(TASK_RUNNING);
+	hrtimer_cancel(&s.timer);
+	destroy_hrtimer_on_stack(&s.timer);
 }
 
 static const struct epoll_min_wait_ops min_wait_ops = {

@@ -17,6 +17,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "kselftest_harness.h"
 #include "numab_test_util.h"
@@ -58,17 +59,22 @@ struct timed {
 	int64_t start_ns;
 	int64_t end_ns;
 	int64_t ms;
+	long nvcsw;		/* voluntary context switches in the call */
 	struct epoll_event ev[8];
 };
 
 static void *timed_wait_fn(void *arg)
 {
 	struct timed *t = arg;
+	struct rusage before, after;
 
+	getrusage(RUSAGE_THREAD, &before);
 	t->start_ns = numab_now_ns();
 	t->ret = epoll_wait(t->epfd, t->ev, t->maxevents, t->timeout);
 	t->err = errno;
 	t->end_ns = numab_now_ns();
+	getrusage(RUSAGE_THREAD, &after);
+	t->nvcsw = after.ru_nvcsw - before.ru_nvcsw;
 	t->ms = (t->end_ns - t->start_ns) / 1000000;
 	return NULL;
 }
@@ -426,6 +432,62 @@ TEST_F(ep, after_min_wait_usual_wait)
 	EXPECT_GT(300 + SLACK_MS, t.ms);
 }
 
+/*
+ * Nothing ready when M has passed: the waiter sleeps on to the first event
+ * rather than waking up to find nothing, so the call costs one voluntary
+ * context switch, as a plain epoll_wait() does, not the two of sleeping in
+ * userspace before epoll_wait().
+ */
+TEST_F(ep, idle_min_wait_sleeps_through)
+{
+	struct delayed_write w;
+	struct timed t;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, 50000));
+	ASSERT_EQ(0, delayed_write_start(&w, self->efd[0], 300));
+	t = timed_wait(self->epfd, 8, -1);
+	pthread_join(w.th, NULL);
+	EXPECT_EQ(1, t.ret);
+	EXPECT_EQ(1, t.nvcsw) TH_LOG("%ld voluntary context switches",
+				     t.nvcsw);
+	EXPECT_GT(SLACK_MS, (t.end_ns - w.at_ns) / 1000000);
+
+	/* the same with a finite timeout beyond the event */
+	ASSERT_EQ(8, read(self->efd[0], &(uint64_t){ 0 }, 8));
+	ASSERT_EQ(0, delayed_write_start(&w, self->efd[0], 300));
+	t = timed_wait(self->epfd, 8, 5000);
+	pthread_join(w.th, NULL);
+	EXPECT_EQ(1, t.ret);
+	EXPECT_EQ(1, t.nvcsw) TH_LOG("%ld voluntary context switches",
+				     t.nvcsw);
+	EXPECT_GT(SLACK_MS, (t.end_ns - w.at_ns) / 1000000);
+}
+
+/*
+ * A level-triggered item stays on the ready list after it is reported,
+ * until a scan finds it no longer ready: it must not count towards
+ * maxevents once drained.
+ */
+TEST_F(ep, stale_level_triggered_not_counted)
+{
+	struct delayed_write w;
+	struct timed t;
+
+	efd_signal(self->efd[0]);
+	t = timed_wait(self->epfd, 8, 0);
+	ASSERT_EQ(1, t.ret);
+	ASSERT_EQ(8, read(self->efd[0], &(uint64_t){ 0 }, 8));
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, 300000));
+	ASSERT_EQ(0, delayed_write_start(&w, self->efd[1], 10));
+	t = timed_wait(self->epfd, 2, -1);
+	pthread_join(w.th, NULL);
+	EXPECT_EQ(1, t.ret);
+	EXPECT_EQ(self->efd[1], t.ev[0].data.fd);
+	EXPECT_LE(300, t.ms) TH_LOG("returned after %lld ms", (long long)t.ms);
+	EXPECT_GT(300 + SLACK_MS, t.ms);
+}
+
 TEST_F(ep, no_min_wait_unchanged)
 {
 	struct delayed_write w;
@@ -500,6 +562,17 @@ TEST_F(ep, signal_interrupts_min_wait)
 	pthread_join(s.th, NULL);
 	EXPECT_TRUE(t.ret == 1 || (t.ret == -1 && t.err == EINTR))
 		TH_LOG("ret %d (%s)", t.ret, strerror(t.err));
+	EXPECT_GT(100 + SLACK_MS, t.ms) TH_LOG("returned after %lld ms",
+					       (long long)t.ms);
+
+	/* nothing ready, min-wait over, still asleep in it: EINTR */
+	ASSERT_EQ(8, read(self->efd[0], &(uint64_t){ 0 }, 8));
+	ASSERT_EQ(2000000, set_min_wait(self->epfd, 20000));
+	ASSERT_EQ(0, pthread_create(&s.th, NULL, signaller_fn, &s));
+	t = timed_wait(self->epfd, 8, -1);
+	pthread_join(s.th, NULL);
+	EXPECT_EQ(-1, t.ret);
+	EXPECT_EQ(EINTR, t.err);
 	EXPECT_GT(100 + SLACK_MS, t.ms) TH_LOG("returned after %lld ms",
 					       (long long)t.ms);
 }
