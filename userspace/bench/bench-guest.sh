@@ -11,9 +11,11 @@
 # info    kernel release, NUMA balancing, whether the module is loaded and
 #         its counters (no process may be using either feature)
 # unused  each bench_unused test, best of 5 (--quick: 3), on CPU 0
-# rr      bench_rr: plain, sleep 200 us, min-wait 50/100/200/500 us, in an
-#         order that rotates with $BENCH_ROUND; server and client share
-#         CPU 0 (across two vCPUs, TCG wakeups take milliseconds)
+# rr      bench_rr at 4000 requests/s: plain, sleep 200 us, min-wait
+#         50/100/200/500 us; at 2000/s: plain, sleep 200 us, min-wait
+#         200 us; in an order that rotates with $BENCH_ROUND; server and
+#         client share CPU 0 (across two vCPUs, TCG wakeups take
+#         milliseconds)
 # memc    memcached (one worker thread) driven by bench_memc, both on
 #         CPU 0, without and with libminwait.so (MINWAIT_US=200)
 # numa    bench_numa probe and stream, DEFAULT and DISABLED, working set
@@ -82,14 +84,17 @@ suite_unused() {
 }
 
 suite_rr() {
-	local conns=8 rate requests spec
-	rate=4000
-	requests=$(scale 16000 8000)
-	while read -r spec; do
+	local conns=8 rate spec
+	# The sweep at a load where a 200 us wait batches requests, then the
+	# three modes at half of it, where most 200 us waits see no request.
+	while read -r rate spec; do
 		# shellcheck disable=SC2086 # "mode wait_us"
-		emit "$("$BIN/bench_rr" $spec "$conns" "$rate" "$requests" 0 0)"
-	done < <(rotate "$round" "plain 0" "sleep 200" "minwait 50" \
-		"minwait 100" "minwait 200" "minwait 500")
+		emit "$("$BIN/bench_rr" $spec "$conns" "$rate" \
+			"$((rate * $(scale 4 2)))" 0 0)"
+	done < <(rotate "$round" "4000 plain 0" "4000 sleep 200" \
+		"4000 minwait 50" "4000 minwait 100" "4000 minwait 200" \
+		"4000 minwait 500" "2000 plain 0" "2000 sleep 200" \
+		"2000 minwait 200")
 }
 
 # memc_run LABEL [ENV...]: one memcached run, started with ENV.
