@@ -9,7 +9,8 @@
 #
 # The hooks are the symbols the patched kernel exports to the module, as
 # listed in the built kernel's Module.symvers: epoll_register_min_wait
-# always, numa_balancing_register_ops when CONFIG_NUMA_BALANCING=y.
+# and epoll_min_wait_elapsed (the current version of patch 5) always,
+# numa_balancing_register_ops when CONFIG_NUMA_BALANCING=y.
 # Exit status 0 when they are all there, 1 otherwise (2 on a usage error).
 set -euo pipefail
 
@@ -30,7 +31,7 @@ config=$kdir/.config
 [[ -r $symvers ]] || refuse "no $symvers (is the kernel built?)"
 [[ -r $config ]] || refuse "no $config (is the kernel configured?)"
 
-needed=(epoll_register_min_wait)
+needed=(epoll_register_min_wait epoll_min_wait_elapsed)
 if grep -qx 'CONFIG_NUMA_BALANCING=y' "$config"; then
 	needed+=(numa_balancing_register_ops)
 fi
