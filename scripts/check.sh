@@ -33,9 +33,32 @@ add_summary() {
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 
+# qemu/run's console check, as make check and make check-debug use it: a
+# kernel warning in the guest fails the run, with or without the filter
+# for deliberate allocation failures.
+console_check() {
+	local opts=("$@") name="qemu/run fails on a kernel warning${1:+ ($1)}"
+	local rc=0
+
+	qemu/run "${opts[@]}" --cpus 1 --nodes 1 --timeout 120 -- \
+		sh -c 'echo "<4>WARNING: qemu/run console check" > /dev/kmsg; sleep 1' \
+		> "$log" 2>&1 || rc=$?
+	if ((rc == 125)) && grep -q "kernel splat on the console" "$log"; then
+		echo "ok - $name"
+		passed=$((passed + 1))
+	else
+		echo "not ok - $name: exit $rc"
+		tail -n 20 "$log"
+		failed=$((failed + 1))
+	fi
+}
+
 status=0
 scripts/lint.sh | tee "$log" || status=$?
 add_summary "$(cat "$log")" "$status" "host checks"
+
+console_check
+console_check --allow-alloc-failures
 
 # Our tests, in the default guest (4 vCPUs, 2 NUMA nodes).
 status=0
