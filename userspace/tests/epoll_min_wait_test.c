@@ -531,6 +531,18 @@ static void *signaller_fn(void *arg)
 	return NULL;
 }
 
+/* A blocking epoll_wait() on @epfd, signalled by @s after its delay. */
+static struct timed signalled_wait(int epfd, struct signaller *s)
+{
+	struct timed t;
+
+	if (pthread_create(&s->th, NULL, signaller_fn, s))
+		abort();
+	t = timed_wait(epfd, 8, -1);
+	pthread_join(s->th, NULL);
+	return t;
+}
+
 TEST_F(ep, signal_interrupts_min_wait)
 {
 	struct sigaction sa = { .sa_handler = sigusr1_handler };
@@ -543,9 +555,7 @@ TEST_F(ep, signal_interrupts_min_wait)
 	s.target = pthread_self();
 
 	/* nothing ready: EINTR */
-	ASSERT_EQ(0, pthread_create(&s.th, NULL, signaller_fn, &s));
-	t = timed_wait(self->epfd, 8, -1);
-	pthread_join(s.th, NULL);
+	t = signalled_wait(self->epfd, &s);
 	EXPECT_EQ(-1, t.ret);
 	EXPECT_EQ(EINTR, t.err);
 	EXPECT_GT(100 + SLACK_MS, t.ms) TH_LOG("returned after %lld ms",
@@ -553,9 +563,7 @@ TEST_F(ep, signal_interrupts_min_wait)
 
 	/* something ready: the event or EINTR, promptly either way */
 	efd_signal(self->efd[0]);
-	ASSERT_EQ(0, pthread_create(&s.th, NULL, signaller_fn, &s));
-	t = timed_wait(self->epfd, 8, -1);
-	pthread_join(s.th, NULL);
+	t = signalled_wait(self->epfd, &s);
 	EXPECT_TRUE(t.ret == 1 || (t.ret == -1 && t.err == EINTR))
 		TH_LOG("ret %d (%s)", t.ret, strerror(t.err));
 	EXPECT_GT(100 + SLACK_MS, t.ms) TH_LOG("returned after %lld ms",
@@ -564,9 +572,7 @@ TEST_F(ep, signal_interrupts_min_wait)
 	/* nothing ready, min-wait over, still asleep in it: EINTR */
 	ASSERT_EQ(8, read(self->efd[0], &(uint64_t){ 0 }, 8));
 	ASSERT_EQ(2000000, set_min_wait(self->epfd, 20000));
-	ASSERT_EQ(0, pthread_create(&s.th, NULL, signaller_fn, &s));
-	t = timed_wait(self->epfd, 8, -1);
-	pthread_join(s.th, NULL);
+	t = signalled_wait(self->epfd, &s);
 	EXPECT_EQ(-1, t.ret);
 	EXPECT_EQ(EINTR, t.err);
 	EXPECT_GT(100 + SLACK_MS, t.ms) TH_LOG("returned after %lld ms",
