@@ -26,15 +26,35 @@
 #define PR_GET_NUMA_BALANCING		3
 #endif
 
-/* epoll minimum wait: epoll_ctl(epfd, EPOLL_CTL_MIN_WAIT, fd, &ev) */
+/*
+ * epoll minimum wait: epoll_ctl(epfd, EPOLL_CTL_MIN_WAIT, fd, &ev) with
+ * ev.data.u64 = usecs (0..INT_MAX), optionally or-ed with
+ * EPOLL_MIN_WAIT_AFTER_FIRST to time it from the first ready event instead
+ * of the start of the call. Any other bit of 32..63 is EINVAL.
+ */
 #ifndef EPOLL_CTL_MIN_WAIT
 #define EPOLL_CTL_MIN_WAIT		4
+#endif
+#ifndef EPOLL_MIN_WAIT_AFTER_FIRST
+#define EPOLL_MIN_WAIT_AFTER_FIRST	(1ULL << 32)
+#endif
+
+/*
+ * Batch target: epoll_ctl(epfd, EPOLL_CTL_MIN_EVENTS, fd, &ev) with
+ * ev.data.u64 = K (0..INT_MAX): the minimum wait ends once min(K, maxevents)
+ * items are ready; 0 means maxevents.
+ */
+#ifndef EPOLL_CTL_MIN_EVENTS
+#define EPOLL_CTL_MIN_EVENTS		5
 #endif
 
 /* Observability: names and paths published by the kernel and the module */
 #define NUMAB_MODULE_NAME		"numab_minwait"
 #define NUMAB_STATUS_KEY		"NumaB_mode:"
 #define NUMAB_FDINFO_KEY		"min_wait_us:"
+/* the flag bits shifted down by 32, in hex: AFTER_FIRST is 0x1 */
+#define NUMAB_FDINFO_FLAGS_KEY		"min_wait_flags:"
+#define NUMAB_FDINFO_EVENTS_KEY		"min_events:"
 #define NUMAB_DEBUGFS_DIR		"/sys/kernel/debug/numab_minwait"
 #define NUMAB_DEBUGFS_COUNTERS		NUMAB_DEBUGFS_DIR "/counters"
 

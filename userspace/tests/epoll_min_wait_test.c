@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * epoll_ctl(EPOLL_CTL_MIN_WAIT): the tables of SPEC section 2, the wait
- * semantics, the wakeup corner cases (EPOLLEXCLUSIVE, nested epoll),
- * io_uring's IORING_OP_EPOLL_CTL, and module unload around sleeping
- * waiters.
+ * epoll_ctl(EPOLL_CTL_MIN_WAIT) timed from the start of the call: the tables
+ * of SPEC section 2, the wait semantics, the wakeup corner cases
+ * (EPOLLEXCLUSIVE, nested epoll), io_uring's IORING_OP_EPOLL_CTL, and
+ * module unload around sleeping waiters. The batch target and the timer
+ * from the first event are in epoll_min_events_test.c, the cost of a
+ * wakeup in epoll_dup_storm_test.c.
  *
  * Timing margins are wide on purpose: the guest runs under TCG. Lower
  * bounds are exact (a min-wait never ends early); upper bounds allow
@@ -11,110 +13,14 @@
  */
 #define _GNU_SOURCE
 #include <limits.h>
-#include <pthread.h>
-#include <signal.h>
 #include <linux/io_uring.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 
 #include "kselftest_harness.h"
 #include "numab_test_util.h"
+#include "epoll_test_util.h"
 
 #define SLACK_MS	250
-
-/* Set the min-wait; returns the previous value or -errno. */
-static long set_min_wait(int epfd, uint64_t usecs)
-{
-	struct epoll_event ev = { .data.u64 = usecs };
-	int ret = epoll_ctl(epfd, EPOLL_CTL_MIN_WAIT, -1, &ev);
-
-	return ret < 0 ? -errno : ret;
-}
-
-static int add_fd(int epfd, int fd, uint32_t events)
-{
-	struct epoll_event ev = { .events = events, .data.fd = fd };
-
-	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
-}
-
-static void efd_signal(int efd)
-{
-	uint64_t one = 1;
-
-	if (write(efd, &one, sizeof(one)) != sizeof(one))
-		abort();
-}
-
-/* --- timed waits ---------------------------------------------------------- */
-
-struct timed {
-	int epfd;
-	int maxevents;
-	int timeout;		/* ms, for epoll_wait() */
-	int ret;
-	int err;
-	int64_t start_ns;
-	int64_t end_ns;
-	int64_t ms;
-	long nvcsw;		/* voluntary context switches in the call */
-	struct epoll_event ev[8];
-};
-
-static void *timed_wait_fn(void *arg)
-{
-	struct timed *t = arg;
-	struct rusage before, after;
-
-	getrusage(RUSAGE_THREAD, &before);
-	t->start_ns = numab_now_ns();
-	t->ret = epoll_wait(t->epfd, t->ev, t->maxevents, t->timeout);
-	t->err = errno;
-	t->end_ns = numab_now_ns();
-	getrusage(RUSAGE_THREAD, &after);
-	t->nvcsw = after.ru_nvcsw - before.ru_nvcsw;
-	t->ms = (t->end_ns - t->start_ns) / 1000000;
-	return NULL;
-}
-
-static struct timed timed_wait(int epfd, int maxevents, int timeout)
-{
-	struct timed t = {
-		.epfd = epfd,
-		.maxevents = maxevents,
-		.timeout = timeout,
-	};
-
-	timed_wait_fn(&t);
-	return t;
-}
-
-/* An eventfd write from another thread after a delay. */
-struct delayed_write {
-	pthread_t th;
-	int fd;
-	int delay_ms;
-	int64_t at_ns;
-};
-
-static void *delayed_write_fn(void *arg)
-{
-	struct delayed_write *w = arg;
-
-	numab_sleep_ms(w->delay_ms);
-	w->at_ns = numab_now_ns();
-	efd_signal(w->fd);
-	return NULL;
-}
-
-static int delayed_write_start(struct delayed_write *w, int fd, int ms)
-{
-	w->fd = fd;
-	w->delay_ms = ms;
-	return pthread_create(&w->th, NULL, delayed_write_fn, w);
-}
 
 /* --- the common fixture: one instance watching two eventfds -------------- */
 
@@ -156,11 +62,15 @@ TEST_F(ep, returns_previous_value)
 	EXPECT_EQ(0, set_min_wait(self->epfd, 0));
 }
 
+/*
+ * Bit 32 is EPOLL_MIN_WAIT_AFTER_FIRST: 1ULL << 32 and (1ULL << 32) | 5 are
+ * 0 and 5 us timed from the first event (epoll_min_events_test.c has the
+ * rest of the flag's table).
+ */
 TEST_F(ep, above_int_max_einval)
 {
 	static const uint64_t bad[] = {
-		(uint64_t)INT_MAX + 1, UINT_MAX, 1ULL << 32,
-		(1ULL << 32) | 5, 1ULL << 63, UINT64_MAX,
+		(uint64_t)INT_MAX + 1, UINT_MAX, 1ULL << 63, UINT64_MAX,
 	};
 	size_t i;
 
@@ -169,7 +79,10 @@ TEST_F(ep, above_int_max_einval)
 		EXPECT_EQ(-EINVAL, set_min_wait(self->epfd, bad[i]))
 			TH_LOG("usecs %#llx accepted",
 			       (unsigned long long)bad[i]);
-	EXPECT_EQ(5000, set_min_wait(self->epfd, 0)) TH_LOG("value changed");
+	EXPECT_EQ(5000, set_min_wait(self->epfd, 1ULL << 32))
+		TH_LOG("value changed");
+	EXPECT_EQ(0, set_min_wait(self->epfd, (1ULL << 32) | 5));
+	EXPECT_EQ(5, set_min_wait(self->epfd, 0));
 }
 
 TEST_F(ep, bad_event_pointer_efault)
@@ -511,46 +424,12 @@ TEST_F(ep, no_min_wait_unchanged)
 
 /* --- signals and kill ----------------------------------------------------- */
 
-static void sigusr1_handler(int sig)
-{
-	(void)sig;
-}
-
-struct signaller {
-	pthread_t th;
-	pthread_t target;
-	int delay_ms;
-};
-
-static void *signaller_fn(void *arg)
-{
-	struct signaller *s = arg;
-
-	numab_sleep_ms(s->delay_ms);
-	pthread_kill(s->target, SIGUSR1);
-	return NULL;
-}
-
-/* A blocking epoll_wait() on @epfd, signalled by @s after its delay. */
-static struct timed signalled_wait(int epfd, struct signaller *s)
-{
-	struct timed t;
-
-	if (pthread_create(&s->th, NULL, signaller_fn, s))
-		abort();
-	t = timed_wait(epfd, 8, -1);
-	pthread_join(s->th, NULL);
-	return t;
-}
-
 TEST_F(ep, signal_interrupts_min_wait)
 {
-	struct sigaction sa = { .sa_handler = sigusr1_handler };
 	struct signaller s = { .delay_ms = 100 };
 	struct timed t;
 
-	sigemptyset(&sa.sa_mask);
-	ASSERT_EQ(0, sigaction(SIGUSR1, &sa, NULL));	/* no SA_RESTART */
+	ASSERT_EQ(0, sigusr1_interrupts());
 	ASSERT_EQ(0, set_min_wait(self->epfd, 2000000));
 	s.target = pthread_self();
 
@@ -701,49 +580,96 @@ TEST_F(ep, threads_share_min_wait)
 }
 
 /*
- * Two instances, A with a min-wait and B without, both watch one eventfd
- * with EPOLLEXCLUSIVE, A first in its wait queue. The wakeup must not be
- * swallowed by A's waiter sleeping out its min-wait: B's waiter gets it.
+ * EPOLLEXCLUSIVE keeps its meaning: of NR_EXCL instances, each with a
+ * waiter inside its minimum wait (or, timed from the first event, waiting
+ * for it) and each watching one eventfd with EPOLLEXCLUSIVE, exactly one
+ * takes a write's wakeup and delivers the event within M; the others are
+ * not woken for it and time out with nothing.
  */
-TEST(exclusive_wakeup_reaches_other_instance)
+#define NR_EXCL		4
+#define EXCL_MIN_WAIT_MS 300
+
+FIXTURE(excl) {
+	int epfd[NR_EXCL];
+	int efd;
+};
+
+FIXTURE_VARIANT(excl) {
+	uint64_t flags;
+};
+
+FIXTURE_VARIANT_ADD(excl, from_call_start) {
+	.flags = 0,
+};
+
+FIXTURE_VARIANT_ADD(excl, after_first) {
+	.flags = EPOLL_MIN_WAIT_AFTER_FIRST,
+};
+
+FIXTURE_SETUP(excl)
 {
-	struct timed ta, tb;
-	pthread_t tha, thb;
-	int a, b, efd;
-	int64_t wrote;
+	int i;
 
 	ASSERT_MODULE();
-	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	a = epoll_create1(EPOLL_CLOEXEC);
-	b = epoll_create1(EPOLL_CLOEXEC);
-	ASSERT_LE(0, efd);
-	ASSERT_LE(0, a);
-	ASSERT_LE(0, b);
-	ASSERT_EQ(0, set_min_wait(a, 300000));
-	ASSERT_EQ(0, add_fd(a, efd, EPOLLIN | EPOLLEXCLUSIVE));
-	ASSERT_EQ(0, add_fd(b, efd, EPOLLIN | EPOLLEXCLUSIVE));
+	self->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ASSERT_LE(0, self->efd);
+	for (i = 0; i < NR_EXCL; i++) {
+		self->epfd[i] = epoll_create1(EPOLL_CLOEXEC);
+		ASSERT_LE(0, self->epfd[i]);
+		ASSERT_EQ(0, set_min_wait(self->epfd[i],
+					  EXCL_MIN_WAIT_MS * 1000 |
+					  variant->flags));
+		ASSERT_EQ(0, add_fd(self->epfd[i], self->efd,
+				    EPOLLIN | EPOLLEXCLUSIVE));
+	}
+}
 
-	ta = (struct timed){ .epfd = a, .maxevents = 4, .timeout = 2000 };
-	tb = (struct timed){ .epfd = b, .maxevents = 4, .timeout = 2000 };
-	ASSERT_EQ(0, pthread_create(&tha, NULL, timed_wait_fn, &ta));
-	ASSERT_EQ(0, pthread_create(&thb, NULL, timed_wait_fn, &tb));
-	numab_sleep_ms(150);
+FIXTURE_TEARDOWN(excl)
+{
+	int i;
+
+	for (i = 0; i < NR_EXCL; i++)
+		close(self->epfd[i]);
+	close(self->efd);
+}
+
+TEST_F(excl, one_instance_takes_the_wakeup)
+{
+	const int timeout = EXCL_MIN_WAIT_MS + 4 * SLACK_MS;
+	struct timed t[NR_EXCL];
+	pthread_t th[NR_EXCL];
+	int i, woken = 0;
+	int64_t wrote;
+
+	for (i = 0; i < NR_EXCL; i++) {
+		t[i] = (struct timed){
+			.epfd = self->epfd[i], .maxevents = 4,
+			.timeout = timeout,
+		};
+		ASSERT_EQ(0, timed_wait_start(&th[i], &t[i]))
+			TH_LOG("waiter %d did not go to sleep", i);
+	}
 	wrote = numab_now_ns();
-	efd_signal(efd);
-	pthread_join(thb, NULL);
-	pthread_join(tha, NULL);
+	efd_signal(self->efd);
+	for (i = 0; i < NR_EXCL; i++)
+		pthread_join(th[i], NULL);
 
-	EXPECT_EQ(1, tb.ret);
-	EXPECT_GT(100, (tb.end_ns - wrote) / 1000000)
-		TH_LOG("B's waiter woke %lld ms after the write",
-		       (long long)((tb.end_ns - wrote) / 1000000));
-	EXPECT_EQ(1, ta.ret);
-	EXPECT_LE(300, ta.ms);
-	EXPECT_GT(300 + SLACK_MS, ta.ms) TH_LOG("A's waiter after %lld ms",
-						(long long)ta.ms);
-	close(a);
-	close(b);
-	close(efd);
+	for (i = 0; i < NR_EXCL; i++) {
+		if (t[i].ret == 0) {
+			EXPECT_LE(timeout, t[i].ms) TH_LOG("waiter %d", i);
+			continue;
+		}
+		woken++;
+		EXPECT_EQ(1, t[i].ret) TH_LOG("waiter %d: %s", i,
+					      strerror(t[i].err));
+		/* the minimum wait still applies to the one woken */
+		EXPECT_LE(EXCL_MIN_WAIT_MS, variant->flags ?
+			  ms_after(&t[i], wrote) : t[i].ms);
+		EXPECT_GT(EXCL_MIN_WAIT_MS + SLACK_MS, ms_after(&t[i], wrote))
+			TH_LOG("waiter %d returned %lld ms after the write", i,
+			       (long long)ms_after(&t[i], wrote));
+	}
+	EXPECT_EQ(1, woken) TH_LOG("%d of %d instances woken", woken, NR_EXCL);
 }
 
 /* An instance with a min-wait, watched by another: the outer one is told. */
@@ -894,6 +820,40 @@ TEST_F(ep, io_uring_epoll_ctl)
 	EXPECT_EQ(-EINVAL, uring_epoll_ctl(&r, self->efd[0],
 					   EPOLL_CTL_MIN_WAIT, -1, &ev));
 	EXPECT_EQ(2500, set_min_wait(self->epfd, 0)) TH_LOG("value changed");
+	uring_close(&r);
+}
+
+/* Both new values through io_uring too: op 5, and bit 32 of op 4. */
+TEST_F(ep, io_uring_min_events_after_first)
+{
+	struct epoll_event ev = { 0 };
+	struct uring r;
+	int ret;
+
+	ret = uring_setup(&r);
+	if (ret == -ENOSYS)
+		SKIP(return, "io_uring_setup: ENOSYS");
+	ASSERT_EQ(0, ret) TH_LOG("io_uring_setup: %s", strerror(-ret));
+
+	ev.data.u64 = 3;
+	EXPECT_EQ(0, uring_epoll_ctl(&r, self->epfd, EPOLL_CTL_MIN_EVENTS, -1,
+				     &ev));
+	ev.data.u64 = (uint64_t)INT_MAX + 1;
+	EXPECT_EQ(-EINVAL, uring_epoll_ctl(&r, self->epfd,
+					   EPOLL_CTL_MIN_EVENTS, -1, &ev));
+	EXPECT_EQ(3, numab_fdinfo_long(self->epfd, NUMAB_FDINFO_EVENTS_KEY));
+
+	ev.data.u64 = 700 | EPOLL_MIN_WAIT_AFTER_FIRST;
+	EXPECT_EQ(0, uring_epoll_ctl(&r, self->epfd, EPOLL_CTL_MIN_WAIT, -1,
+				     &ev));
+	ev.data.u64 = 700 | 1ULL << 33;
+	EXPECT_EQ(-EINVAL, uring_epoll_ctl(&r, self->epfd, EPOLL_CTL_MIN_WAIT,
+					   -1, &ev));
+	EXPECT_EQ(700, numab_fdinfo_min_wait(self->epfd));
+	EXPECT_EQ(1, numab_fdinfo_long(self->epfd, NUMAB_FDINFO_FLAGS_KEY));
+
+	EXPECT_EQ(3, set_min_events(self->epfd, 0));
+	EXPECT_EQ(700, set_min_wait(self->epfd, 0));
 	uring_close(&r);
 }
 

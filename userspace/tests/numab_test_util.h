@@ -119,12 +119,13 @@ static inline int numab_status_mode(pid_t pid)
 }
 
 /*
- * Min-wait shown in /proc/self/fdinfo/<fd>: the value when the line is
- * there, -ENOENT when it is not, -errno when fdinfo cannot be read.
+ * The number on the line "@key\t<n>" of /proc/self/fdinfo/<fd> (decimal, or
+ * hex with 0x): the value when the line is there, -ENOENT when it is not,
+ * -errno when fdinfo cannot be read.
  */
-static inline long numab_fdinfo_min_wait(int fd)
+static inline long numab_fdinfo_long(int fd, const char *key)
 {
-	size_t klen = strlen(NUMAB_FDINFO_KEY);
+	size_t klen = strlen(key);
 	char path[64], line[256];
 	long ret = -ENOENT;
 	FILE *f;
@@ -134,16 +135,22 @@ static inline long numab_fdinfo_min_wait(int fd)
 	if (!f)
 		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, NUMAB_FDINFO_KEY, klen))
+		if (strncmp(line, key, klen))
 			continue;
 		if (line[klen] != '\t')
 			ret = -EPROTO;
 		else
-			ret = strtol(line + klen + 1, NULL, 10);
+			ret = strtol(line + klen + 1, NULL, 0);
 		break;
 	}
 	fclose(f);
 	return ret;
+}
+
+/* Min-wait shown in fdinfo, as numab_fdinfo_long(). */
+static inline long numab_fdinfo_min_wait(int fd)
+{
+	return numab_fdinfo_long(fd, NUMAB_FDINFO_KEY);
 }
 
 /* One integer from a sysctl/debugfs file: 0 or -errno. */
@@ -186,6 +193,7 @@ struct numab_counters {
 	long enabled_mms;
 	long key_count;
 	long min_wait_instances;
+	long key_held;	/* 0 or 1; -1: not reported (a module before it) */
 };
 
 /* 0, -errno if the file cannot be read, -ENODATA if a name is missing. */
@@ -199,8 +207,11 @@ static inline int numab_read_counters(struct numab_counters *c)
 	f = fopen(NUMAB_DEBUGFS_COUNTERS, "re");
 	if (!f)
 		return -errno;
+	c->key_held = -1;
 	while (fscanf(f, "%63s %ld", name, &val) == 2) {
-		if (!strcmp(name, "enabled_mms")) {
+		if (!strcmp(name, "key_held")) {
+			c->key_held = val;
+		} else if (!strcmp(name, "enabled_mms")) {
 			c->enabled_mms = val;
 			seen |= 1;
 		} else if (!strcmp(name, "key_count")) {
@@ -215,6 +226,7 @@ static inline int numab_read_counters(struct numab_counters *c)
 	return seen == 7 ? 0 : -ENODATA;
 }
 
+/* key_held is not compared: key_count counts it. */
 static inline bool numab_counters_equal(const struct numab_counters *a,
 					const struct numab_counters *b)
 {
@@ -240,6 +252,49 @@ static inline bool numab_counters_settle(const struct numab_counters *want,
 		usleep(20000);
 		ms -= 20;
 	}
+}
+
+#define NUMAB_SYSCTL_NUMA_BALANCING	"/proc/sys/kernel/numa_balancing"
+
+/*
+ * The module holds one reference on the sched_numa_balancing key while any
+ * mm is ENABLED and drops it about a second after the last one goes.
+ * Long enough for that release, with a wide margin:
+ */
+#define NUMAB_KEY_SETTLE_MS		3000
+
+/*
+ * Poll up to @ms milliseconds until key_count == (kernel.numa_balancing
+ * != 0) + key_held and key_held == (enabled_mms > 0) (key_held where the
+ * module reports it). Leaves the last values read in @now. True once so.
+ */
+static inline bool numab_key_settle(struct numab_counters *now, int ms)
+{
+	long sysctl, held;
+
+	for (;;) {
+		if (!numab_read_counters(now) &&
+		    !numab_read_long(NUMAB_SYSCTL_NUMA_BALANCING, &sysctl)) {
+			held = now->enabled_mms > 0;
+			if (now->key_count == (sysctl != 0) + held &&
+			    (now->key_held < 0 || now->key_held == held))
+				return true;
+		}
+		if (ms <= 0)
+			return false;
+		usleep(20000);
+		ms -= 20;
+	}
+}
+
+/* References on the module (/sys/module/<name>/refcnt), or -errno. */
+static inline long numab_module_refcnt(void)
+{
+	long v;
+	int ret = numab_read_long("/sys/module/" NUMAB_MODULE_NAME "/refcnt",
+				  &v);
+
+	return ret ? ret : v;
 }
 
 /* --- commands: modprobe / rmmod ------------------------------------------ */
