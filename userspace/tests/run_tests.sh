@@ -30,6 +30,8 @@ OUR_TESTS=(
 	seed_min_wait
 	prctl_numab_test
 	epoll_min_wait_test
+	epoll_min_events_test
+	epoll_dup_storm_test
 	numab_run_test
 	libminwait_test
 	numab_balancing_test
@@ -42,7 +44,12 @@ UPSTREAM_TESTS=(
 	epoll_wakeup_test
 	epoll_wakeup_test_nomodule
 )
-ALL_TESTS=("${OUR_TESTS[@]}" "${UPSTREAM_TESTS[@]}")
+# Runs for the debug kernel's lockup and stall detectors, in make
+# check-debug (all tests, or "debug") but not in make check.
+DEBUG_TESTS=(
+	epoll_dup_storm_test_65536
+)
+ALL_TESTS=("${OUR_TESTS[@]}" "${UPSTREAM_TESTS[@]}" "${DEBUG_TESTS[@]}")
 
 passed=0
 failed=0
@@ -53,10 +60,11 @@ RE_NOT_OK='^not ok [0-9]+'
 RE_SKIP='^ok [0-9]+.*#[[:space:]]*(SKIP|Skip|skip)'
 
 usage() {
-	echo "Usage: $0 [TEST|ours|upstream...]"
+	echo "Usage: $0 [TEST|ours|upstream|debug...]"
 	echo "Tests: ${ALL_TESTS[*]}"
 	echo "ours: ${OUR_TESTS[*]}"
 	echo "upstream: ${UPSTREAM_TESTS[*]}"
+	echo "debug: ${DEBUG_TESTS[*]}"
 }
 
 # The first of the arguments that exists, else the first one.
@@ -199,6 +207,11 @@ buffered() {
 	return "$rc"
 }
 
+# The epoll dup-storm at the fd count an unprivileged user can reach.
+dup_storm_65536() {
+	NUMAB_DUP_STORM_N=65536 ./epoll_dup_storm_test
+}
+
 # Run "$@" with the LD_PRELOAD shim and a min-wait to apply.
 with_shim() {
 	MINWAIT_US=$MINWAIT_US_TEST LD_PRELOAD=$LIBMINWAIT "$@"
@@ -216,6 +229,9 @@ run_one() {
 		;;
 	epoll_wakeup_test | epoll_wakeup_test_nomodule)
 		run_epoll_selftest "$name"
+		;;
+	epoll_dup_storm_test_65536)
+		run_tap "$name" dup_storm_65536
 		;;
 	numab_balancing_test)
 		run_tap "$name" buffered "./$name"
@@ -252,6 +268,10 @@ main() {
 			;;
 		upstream)
 			tests+=("${UPSTREAM_TESTS[@]}")
+			continue
+			;;
+		debug)
+			tests+=("${DEBUG_TESTS[@]}")
 			continue
 			;;
 		esac
