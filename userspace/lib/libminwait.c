@@ -3,14 +3,19 @@
  * libminwait.so: give every epoll instance a program creates a min-wait,
  * without changing the program.
  *
- *   MINWAIT_US=200 LD_PRELOAD=/path/to/libminwait.so PROG [ARGS...]
+ *   MINWAIT_US=200 [MINWAIT_FLAGS=after-first] [MINWAIT_EVENTS=K] \
+ *	LD_PRELOAD=/path/to/libminwait.so PROG [ARGS...]
  *
  * Wraps epoll_create() and epoll_create1(): after a successful create,
- * issues epoll_ctl(fd, EPOLL_CTL_MIN_WAIT, -1, {.data.u64 = MINWAIT_US}).
- * MINWAIT_US unset or 0: nothing is done. A value that is not a decimal
- * integer in 0..INT_MAX, or a kernel that refuses the operation (module
- * not loaded), gets one warning on stderr per process and the program runs
- * unchanged. The create call itself always behaves as without the shim.
+ * issues epoll_ctl(fd, EPOLL_CTL_MIN_EVENTS, -1, {.data.u64 = K}) when K is
+ * set, then epoll_ctl(fd, EPOLL_CTL_MIN_WAIT, -1, {.data.u64 = MINWAIT_US |
+ * flags}). MINWAIT_US unset or 0: nothing is done. A value that is not
+ * valid (MINWAIT_US and MINWAIT_EVENTS: a decimal integer in 0..INT_MAX;
+ * MINWAIT_FLAGS: "after-first"), or a kernel that refuses an operation
+ * (module not loaded, or one without these ops), gets one warning on
+ * stderr per process and the program runs unchanged: no partial setting
+ * is left on the instance. The create call itself always behaves as
+ * without the shim.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -18,6 +23,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +35,8 @@
 
 static int (*real_epoll_create)(int size);
 static int (*real_epoll_create1)(int flags);
-static long minwait_us;		/* 0: nothing to do */
+static uint64_t minwait_value;	/* usecs | flags; 0: nothing to do */
+static long minwait_events;	/* the batch target K; 0: not set */
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static int warned;
 
@@ -47,8 +54,8 @@ static void __attribute__((format(printf, 1, 2))) warn_once(const char *fmt,
 	fputc('\n', stderr);
 }
 
-/* MINWAIT_US: decimal digits only, 0..INT_MAX; -1 if invalid. */
-static long parse_minwait(const char *s)
+/* MINWAIT_US, MINWAIT_EVENTS: decimal digits, 0..INT_MAX; -1 if invalid. */
+static long parse_count(const char *s)
 {
 	long v = 0;
 
@@ -64,33 +71,77 @@ static long parse_minwait(const char *s)
 	return v;
 }
 
+/* An unset variable is 0; -1 (after one warning) if it is not valid. */
+static long env_count(const char *name)
+{
+	const char *env = getenv(name);
+	long v;
+
+	if (!env)
+		return 0;
+	v = parse_count(env);
+	if (v < 0)
+		warn_once("ignoring MINWAIT_US, MINWAIT_FLAGS and MINWAIT_EVENTS: %s=\"%s\" is not an integer in 0..%d",
+			  name, env, INT_MAX);
+	return v;
+}
+
+/* MINWAIT_FLAGS: unset, or "after-first"; -1 (after one warning) if not. */
+static int64_t env_flags(void)
+{
+	const char *env = getenv("MINWAIT_FLAGS");
+
+	if (!env)
+		return 0;
+	if (!strcmp(env, "after-first"))
+		return (int64_t)EPOLL_MIN_WAIT_AFTER_FIRST;
+	warn_once("ignoring MINWAIT_US, MINWAIT_FLAGS and MINWAIT_EVENTS: MINWAIT_FLAGS=\"%s\" is not \"after-first\"",
+		  env);
+	return -1;
+}
+
 static void minwait_init(void)
 {
-	const char *env = getenv("MINWAIT_US");
-	long v;
+	long usecs, events;
+	int64_t flags;
 
 	real_epoll_create = (int (*)(int))dlsym(RTLD_NEXT, "epoll_create");
 	real_epoll_create1 = (int (*)(int))dlsym(RTLD_NEXT, "epoll_create1");
-	if (!env)
+	usecs = env_count("MINWAIT_US");
+	flags = env_flags();
+	events = env_count("MINWAIT_EVENTS");
+	if (usecs <= 0 || flags < 0 || events < 0)
 		return;
-	v = parse_minwait(env);
-	if (v < 0) {
-		warn_once("ignoring MINWAIT_US=\"%s\": not an integer in 0..%d",
-			  env, INT_MAX);
-		return;
-	}
-	minwait_us = v;
+	minwait_value = (uint64_t)usecs | (uint64_t)flags;
+	minwait_events = events;
 }
 
+static void warn_refused(const char *op)
+{
+	warn_once("%s refused (%s): is the %s module loaded? Running without a min-wait.",
+		  op, strerror(errno), NUMAB_MODULE_NAME);
+}
+
+/* K first, so that a kernel without it leaves no min-wait behind. */
 static void apply_minwait(int epfd)
 {
-	struct epoll_event ev = { .data.u64 = (unsigned long)minwait_us };
+	struct epoll_event ev = { .data.u64 = (uint64_t)minwait_events };
 	int saved = errno;
 
-	if (minwait_us &&
-	    epoll_ctl(epfd, EPOLL_CTL_MIN_WAIT, -1, &ev) < 0)
-		warn_once("EPOLL_CTL_MIN_WAIT refused (%s): is the %s module loaded? Running without a min-wait.",
-			  strerror(errno), NUMAB_MODULE_NAME);
+	if (!minwait_value)
+		return;
+	if (minwait_events &&
+	    epoll_ctl(epfd, EPOLL_CTL_MIN_EVENTS, -1, &ev) < 0) {
+		warn_refused("EPOLL_CTL_MIN_EVENTS");
+	} else {
+		ev.data.u64 = minwait_value;
+		if (epoll_ctl(epfd, EPOLL_CTL_MIN_WAIT, -1, &ev) < 0) {
+			warn_refused("EPOLL_CTL_MIN_WAIT");
+			ev.data.u64 = 0;
+			if (minwait_events)
+				epoll_ctl(epfd, EPOLL_CTL_MIN_EVENTS, -1, &ev);
+		}
+	}
 	errno = saved;
 }
 
