@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Seeded fuzzer of prctl(PR_NUMA_BALANCING, ...) and
- * epoll_ctl(..., EPOLL_CTL_MIN_WAIT, ...): random arguments, pointers into
- * unmapped, read-only and kernel memory or straddling the end of a mapping,
- * closed and non-epoll fds. The result of every call is checked against
- * the one SPEC prescribes for its arguments, and the state (prctl GET,
- * /proc status, fdinfo min_wait_us, the debugfs counters) against what the
- * accepted calls set, every CHECK_EVERY calls and at the end.
+ * epoll_ctl(..., EPOLL_CTL_MIN_WAIT or EPOLL_CTL_MIN_EVENTS, ...): random
+ * arguments (flag bits included), pointers into unmapped, read-only and
+ * kernel memory or straddling the end of a mapping, closed and non-epoll
+ * fds. The result of every call is checked against the one SPEC prescribes
+ * for its arguments, and the state (prctl GET, /proc status, fdinfo
+ * min_wait_us, min_wait_flags and min_events, the debugfs counters)
+ * against what the accepted calls set, every CHECK_EVERY calls and at the
+ * end.
  *
  * Reproducible: the seed is printed; NUMAB_FUZZ_SEED sets it.
  * Bounded: NUMAB_FUZZ_CALLS calls (default 200000) or NUMAB_FUZZ_SECONDS
@@ -77,10 +79,14 @@ static const char *const fd_names[FD_KINDS] = {
 	"epoll", "eventfd", "pipe", "closed", "negative", "INT_MAX",
 };
 
-/* usecs values worth trying, plus fully random ones. */
+/* Values (usecs | flags, or K) worth trying, plus fully random ones. */
 static const uint64_t usecs_pool[] = {
-	0, 1, 999, 1000000, INT_MAX, (uint64_t)INT_MAX + 1, UINT32_MAX,
-	1ULL << 32, (1ULL << 32) + 5, 1ULL << 63, UINT64_MAX,
+	0, 1, 2, 999, 1000000, INT_MAX, (uint64_t)INT_MAX + 1, UINT32_MAX,
+	EPOLL_MIN_WAIT_AFTER_FIRST, EPOLL_MIN_WAIT_AFTER_FIRST | 5,
+	EPOLL_MIN_WAIT_AFTER_FIRST | INT_MAX,
+	EPOLL_MIN_WAIT_AFTER_FIRST | ((uint64_t)INT_MAX + 1),
+	1ULL << 33, EPOLL_MIN_WAIT_AFTER_FIRST | 1ULL << 33, 1ULL << 62,
+	1ULL << 63, UINT64_MAX,
 };
 
 #define N_USECS (sizeof(usecs_pool) / sizeof(usecs_pool[0]))
@@ -90,7 +96,10 @@ struct fuzz {
 	char *ro;		/* PAGE read-only, epoll_events at the start */
 	char *unmapped;
 	int epfd[N_EPOLL];
-	uint32_t min_wait[N_EPOLL];	/* what the accepted calls set */
+	/* what the accepted calls set */
+	uint32_t min_wait[N_EPOLL];
+	uint32_t flags[N_EPOLL];	/* bits 32..63 of the value */
+	uint32_t min_events[N_EPOLL];
 	int mode;			/* likewise */
 	int efd, pipefd[2], closed_fd;
 	bool module;
@@ -299,7 +308,9 @@ static void fuzz_epoll(struct __test_metadata *_metadata, struct fuzz *f)
 	enum fd_kind fk = rnd_below(3) ? FD_EPOLL : rnd_below(FD_KINDS);
 	enum ptr_kind pk = rnd_below(3) ? PTR_RW : rnd_below(PTR_KINDS);
 	int idx = rnd_below(N_EPOLL), fd = (int)rnd(), epfd = -1;
+	int op = rnd_below(2) ? EPOLL_CTL_MIN_WAIT : EPOLL_CTL_MIN_EVENTS;
 	struct epoll_event ev;
+	bool bad_value;
 	uint64_t usecs;
 	int want_err, got_err, ret;
 	long want = -1;
@@ -337,6 +348,8 @@ static void fuzz_epoll(struct __test_metadata *_metadata, struct fuzz *f)
 	} else {
 		usecs = rnd_below(2) ? usecs_pool[rnd_below(N_USECS)] :
 		       rnd_below(2) ? rnd_below((uint64_t)INT_MAX + 1) : rnd();
+		if (op == EPOLL_CTL_MIN_WAIT && !rnd_below(4))
+			usecs |= EPOLL_MIN_WAIT_AFTER_FIRST;
 		if (valid) {
 			ev.events = (uint32_t)rnd();
 			ev.data.u64 = usecs;
@@ -344,36 +357,48 @@ static void fuzz_epoll(struct __test_metadata *_metadata, struct fuzz *f)
 		}
 	}
 
+	/* op 4: usecs 0..INT_MAX, plus AFTER_FIRST; op 5: K 0..INT_MAX */
+	if (op == EPOLL_CTL_MIN_WAIT)
+		bad_value = (uint32_t)usecs > INT_MAX ||
+			    usecs >> 32 & ~(EPOLL_MIN_WAIT_AFTER_FIRST >> 32);
+	else
+		bad_value = usecs > INT_MAX;
 	if (!valid)
 		want_err = EFAULT;
 	else if (!f->module)
 		want_err = EINVAL;
 	else if (fk == FD_CLOSED || fk == FD_NEGATIVE || fk == FD_HUGE)
 		want_err = EBADF;
-	else if (fk != FD_EPOLL || usecs > INT_MAX)
+	else if (fk != FD_EPOLL || bad_value)
 		want_err = EINVAL;
 	else
 		want_err = 0;
 	if (!want_err)
-		want = f->min_wait[idx];
+		want = op == EPOLL_CTL_MIN_WAIT ? f->min_wait[idx] :
+		       f->min_events[idx];
 
 	errno = 0;
-	ret = epoll_ctl(epfd, EPOLL_CTL_MIN_WAIT, fd, (void *)p);
+	ret = epoll_ctl(epfd, op, fd, (void *)p);
 	got_err = ret < 0 ? errno : 0;
 	f->epoll_calls++;
 	count_result(f, got_err);
 
 	snprintf(what, sizeof(what),
-		 "epoll_ctl(%d [%s], 4, %d, %#lx [%s] usecs %#llx)", epfd,
-		 fd_names[fk], fd, (unsigned long)p, ptr_names[pk],
+		 "epoll_ctl(%d [%s], %d, %d, %#lx [%s] value %#llx)", epfd,
+		 fd_names[fk], op, fd, (unsigned long)p, ptr_names[pk],
 		 valid ? (unsigned long long)usecs : 0ULL);
 	if (ret != want || got_err != want_err) {
 		report(_metadata, f, what, want, want_err, ret, got_err);
 		return;
 	}
-	if (!want_err) {
-		f->accepted++;
+	if (want_err)
+		return;
+	f->accepted++;
+	if (op == EPOLL_CTL_MIN_WAIT) {
 		f->min_wait[idx] = (uint32_t)usecs;
+		f->flags[idx] = usecs >> 32;
+	} else {
+		f->min_events[idx] = usecs;
 	}
 }
 
@@ -385,6 +410,8 @@ static int fuzz_recycle(struct fuzz *f)
 	close(f->epfd[idx]);
 	f->epfd[idx] = epoll_create1(EPOLL_CLOEXEC);
 	f->min_wait[idx] = 0;
+	f->flags[idx] = 0;
+	f->min_events[idx] = 0;
 	return f->epfd[idx] < 0 ? -errno : 0;
 }
 
@@ -421,17 +448,23 @@ static void check_state(struct __test_metadata *_metadata, struct fuzz *f)
 		EXPECT_EQ(-EINVAL, numab_get_mode());
 	}
 	for (i = 0; i < N_EPOLL; i++) {
-		fdinfo = numab_fdinfo_min_wait(f->epfd[i]);
-		if (f->min_wait[i]) {
-			EXPECT_EQ((long)f->min_wait[i], fdinfo)
-				TH_LOG("fdinfo of instance %d after call %lu",
-				       i, f->calls);
-			set++;
-		} else {
-			EXPECT_EQ(-ENOENT, fdinfo)
-				TH_LOG("fdinfo of instance %d after call %lu",
-				       i, f->calls);
+		static const char *const keys[] = {
+			NUMAB_FDINFO_KEY, NUMAB_FDINFO_FLAGS_KEY,
+			NUMAB_FDINFO_EVENTS_KEY,
+		};
+		const uint32_t vals[] = {
+			f->min_wait[i], f->flags[i], f->min_events[i],
+		};
+		int k;
+
+		/* each line is there exactly when its value is not 0 */
+		for (k = 0; k < 3; k++) {
+			fdinfo = numab_fdinfo_long(f->epfd[i], keys[k]);
+			EXPECT_EQ(vals[k] ? (long)vals[k] : -ENOENT, fdinfo)
+				TH_LOG("fdinfo %s of instance %d after call %lu",
+				       keys[k], i, f->calls);
 		}
+		set += vals[0] || vals[1] || vals[2];
 	}
 	if (!f->have_counters)
 		return;

@@ -7,10 +7,11 @@
  *    arriving. Unloading is refused while state exists, so the loop asks
  *    the workers to drop their state now and then and counts the unloads
  *    that then succeed;
- *  - many_instances: thousands of epoll instances with a min-wait, closed,
- *    reset, or dropped by their process's exit;
- *  - concurrent_threads: prctl and epoll_ctl(EPOLL_CTL_MIN_WAIT) from many
- *    threads of one process at once.
+ *  - many_instances: thousands of epoll instances with min-wait state (a
+ *    min-wait, the AFTER_FIRST flag alone, or a batch target K alone),
+ *    closed, reset, or dropped by their process's exit;
+ *  - concurrent_threads: prctl and epoll_ctl(EPOLL_CTL_MIN_WAIT and
+ *    EPOLL_CTL_MIN_EVENTS) from many threads of one process at once.
  * After each, the debugfs counters are back at their baseline and, on a
  * kernel with kmemleak, a scan finds no new leak. Splats and hung tasks
  * are caught on the console by qemu/run.
@@ -131,12 +132,30 @@ static void expect_baseline(struct __test_metadata *_metadata,
 		       base->min_wait_instances);
 }
 
-static long set_min_wait(int epfd, uint64_t usecs)
+static long epoll_ctl_value(int epfd, int op, uint64_t value)
 {
-	struct epoll_event ev = { .data.u64 = usecs };
-	int ret = epoll_ctl(epfd, EPOLL_CTL_MIN_WAIT, -1, &ev);
+	struct epoll_event ev = { .data.u64 = value };
+	int ret = epoll_ctl(epfd, op, -1, &ev);
 
 	return ret < 0 ? -errno : ret;
+}
+
+static long set_min_wait(int epfd, uint64_t value)
+{
+	return epoll_ctl_value(epfd, EPOLL_CTL_MIN_WAIT, value);
+}
+
+static long set_min_events(int epfd, uint64_t k)
+{
+	return epoll_ctl_value(epfd, EPOLL_CTL_MIN_EVENTS, k);
+}
+
+/* An instance holds min-wait state: usecs, flags or K (from fdinfo). */
+static bool has_min_wait_state(int epfd)
+{
+	return numab_fdinfo_min_wait(epfd) > 0 ||
+	       numab_fdinfo_long(epfd, NUMAB_FDINFO_FLAGS_KEY) > 0 ||
+	       numab_fdinfo_long(epfd, NUMAB_FDINFO_EVENTS_KEY) > 0;
 }
 
 FIXTURE(stress) {
@@ -310,8 +329,15 @@ static int epoll_churner(struct churn *c, int me)
 	while (!atomic_load(&c->stop)) {
 		quiet = quiet_wanted(c, me);
 		for (i = 0; i < INSTANCES; i++) {
+			/* both timer bases, and a batch target 0..2 */
+			ret = set_min_events(w.epfd[i], quiet ? 0 :
+					     rand_r(&seed) % 3);
+			if (ret < 0 && ret != -EINVAL)
+				atomic_fetch_add(&w.bad, 1);
 			ret = set_min_wait(w.epfd[i], quiet ? 0 :
-					   200 + rand_r(&seed) % 5000);
+					   (200 + rand_r(&seed) % 5000) |
+					   (rand_r(&seed) % 2 ?
+					    EPOLL_MIN_WAIT_AFTER_FIRST : 0));
 			if (ret < 0 && ret != -EINVAL)
 				atomic_fetch_add(&w.bad, 1);
 			if (ret >= 0)
@@ -416,17 +442,38 @@ TEST_F_TIMEOUT(stress, load_unload_churn, STRESS_TIMEOUT)
 
 #define BATCH	1000
 
-/* Create @n instances with a min-wait each; 0 or -errno. */
+/*
+ * Create @n instances with min-wait state each, of three kinds by index:
+ * a min-wait of 1 + i us, the AFTER_FIRST flag alone, K = 1 + i alone.
+ * 0 or -errno.
+ */
 static int make_batch(int *fds, int n)
 {
+	long ret;
 	int i;
 
 	for (i = 0; i < n; i++) {
 		fds[i] = epoll_create1(EPOLL_CLOEXEC);
-		if (fds[i] < 0 || set_min_wait(fds[i], 1 + i) != 0)
+		if (fds[i] < 0)
 			return -errno;
+		if (i % 3 == 0)
+			ret = set_min_wait(fds[i], 1 + i);
+		else if (i % 3 == 1)
+			ret = set_min_wait(fds[i], EPOLL_MIN_WAIT_AFTER_FIRST);
+		else
+			ret = set_min_events(fds[i], 1 + i);
+		if (ret)
+			return ret < 0 ? ret : -EPROTO;
 	}
 	return 0;
+}
+
+/* Reset instance @i of a batch: the previous value comes back. */
+static long reset_batch_one(int fd, int i)
+{
+	if (i % 3 == 2)
+		return set_min_events(fd, 0) == 1 + i ? 0 : -EPROTO;
+	return set_min_wait(fd, 0) == (i % 3 ? 0 : 1 + i) ? 0 : -EPROTO;
 }
 
 TEST_F_TIMEOUT(stress, many_instances, STRESS_TIMEOUT)
@@ -462,14 +509,15 @@ TEST_F_TIMEOUT(stress, many_instances, STRESS_TIMEOUT)
 		if (done == 0)
 			EXPECT_EQ(-EWOULDBLOCK, numab_delete_module());
 		for (i = 0; i < BATCH; i++) {
-			/* reset first, or closed with the min-wait set */
+			/* reset first, or closed with the state set */
 			if (way == 1)
-				EXPECT_EQ(1 + i, set_min_wait(fds[i], 0));
+				EXPECT_EQ(0, reset_batch_one(fds[i], i))
+					TH_LOG("reset of instance %d", i);
 			close(fds[i]);
 		}
 		expect_baseline(_metadata, &self->base);
 	}
-	ksft_print_msg("%lu instances with a min-wait created and released in %lld ms\n",
+	ksft_print_msg("%lu instances with min-wait state created and released in %lld ms\n",
 		       done, (long long)numab_ms_since(t0));
 	EXPECT_TRUE(numab_unload_settles(2000)) TH_LOG("unload refused after");
 	ASSERT_EQ(0, numab_modprobe());
@@ -501,8 +549,8 @@ static void *thread_fn(void *arg)
 		return NULL;
 	}
 	while (numab_now_ns() < t->until_ns) {
-		op = rand_r(&seed) % 6;
-		fd = op == 5 ? own : t->shared[rand_r(&seed) % SHARED];
+		op = rand_r(&seed) % 7;
+		fd = op >= 5 ? own : t->shared[rand_r(&seed) % SHARED];
 		switch (op) {
 		case 0:
 			ret = numab_set_mode(rand_r(&seed) % 3);
@@ -515,9 +563,17 @@ static void *thread_fn(void *arg)
 			/* short timeouts: a min-wait of up to 2 ms applies */
 			ret = epoll_wait(fd, &ev, 1, rand_r(&seed) % 3);
 			break;
-		default:
+		case 3:
+		case 5:
 			ret = set_min_wait(fd, rand_r(&seed) % 3 ?
-					   rand_r(&seed) % 2000 : 0);
+					   (rand_r(&seed) % 2000) |
+					   (rand_r(&seed) % 2 ?
+					    EPOLL_MIN_WAIT_AFTER_FIRST : 0) :
+					   0);
+			ret = ret < 0 ? ret : 0;
+			break;
+		default:
+			ret = set_min_events(fd, rand_r(&seed) % 3);
 			ret = ret < 0 ? ret : 0;
 			break;
 		}
@@ -557,7 +613,7 @@ TEST_F_TIMEOUT(stress, concurrent_threads, STRESS_TIMEOUT)
 	for (i = 0; i < SHARED; i++) {
 		v = numab_fdinfo_min_wait(t.shared[i]);
 		EXPECT_TRUE(v == -ENOENT || v > 0);
-		set += v > 0;
+		set += has_min_wait_state(t.shared[i]);
 	}
 	want = self->base;
 	want.min_wait_instances += set;
