@@ -375,7 +375,7 @@ TEST_F(mw, after_first_batches)
 				     t.nvcsw);
 }
 
-/* An event already ready when the call starts starts the timer there. */
+/* An event already ready at the call's start starts the timer there. */
 TEST_F(mw, after_first_ready_at_call_start)
 {
 	struct timed t;
