@@ -13,12 +13,22 @@
  *  - first_min_wait: epoll_create1, the first EPOLL_CTL_MIN_WAIT, a wait
  *    in it and close: each call succeeds or fails with ENOMEM, and the
  *    counters are back at their baseline;
- *  - enabled_fork: a process in ENABLED mode forks; a fork failing after
- *    the child's mm took the mode must give it back.
+ *  - disabled_fork, enabled_fork: a process in DISABLED or ENABLED mode
+ *    forks; a fork failing after the child's mm took the mode must give
+ *    it back;
+ *  - disabled_exec, enabled_exec: a process in DISABLED or ENABLED mode
+ *    execs; an execve() failing after the new mm inherited the mode must
+ *    give it back, also where the new mm never had a user (bprm_mm_init()
+ *    frees it with mmdrop(), not mmput()).
+ * "Give it back": enabled_mms, min_wait_instances and the module's refcnt
+ * as before each point, and the static key settled at its baseline after
+ * the last one. The other ways an mm goes without __mmput() (the x86 text
+ * poking mm, debug_vm_pgtable's) are boot-time mms that never leave DEFAULT.
  * Skipped on a kernel without fault injection (the main guest kernel);
  * `make check-debug` runs it.
  */
 #define _GNU_SOURCE
+#include <limits.h>
 #include <sys/epoll.h>
 #include <sys/utsname.h>
 
@@ -29,6 +39,9 @@
 #define FAILSLAB	"/sys/kernel/debug/failslab"
 #define FAIL_PAGE_ALLOC	"/sys/kernel/debug/fail_page_alloc"
 #define MAX_POINTS	5000
+/* The mm is set up within execve()'s first few allocations. */
+#define EXEC_POINTS	60
+#define EXEC_ENV	"NUMAB_FAULT_EXEC"
 
 /* The fault attributes set up for the test, with their previous values. */
 struct fault_knob {
@@ -71,6 +84,22 @@ static int fail_nth_set(unsigned int n)
 	return numab_write_long(FAIL_NTH, n);
 }
 
+/* Exit statuses of a child that execs with a failure armed. */
+enum { EXEC_FAILED = 10, EXEC_RAN, EXEC_SETUP };
+
+/*
+ * An exec that went through: disarm what is left (the open may itself be
+ * the failing point, which disarms as well) and say so.
+ */
+static void __attribute__((constructor)) exec_hook(void)
+{
+	if (!getenv(EXEC_ENV))
+		return;
+	if (fail_nth_set(0))
+		fail_nth_set(0);
+	_exit(EXEC_RAN);
+}
+
 /* What is left of the count: 0 once the failure was injected. */
 static long fail_nth_left(void)
 {
@@ -89,6 +118,7 @@ static long set_min_wait(int epfd, uint64_t usecs)
 
 FIXTURE(faults) {
 	struct numab_counters base;
+	long base_refcnt;
 	bool armed;	/* fault injection available and set up */
 };
 
@@ -110,7 +140,8 @@ FIXTURE_SETUP(faults)
 	if (!numab_module_loaded())
 		numab_modprobe();
 	ASSERT_TRUE(numab_module_loaded()) TH_LOG(NUMAB_MSG_NO_MODULE);
-	ASSERT_EQ(0, numab_read_counters(&self->base));
+	ASSERT_TRUE(numab_key_settle(&self->base, NUMAB_KEY_SETTLE_MS));
+	self->base_refcnt = numab_module_refcnt();
 	for (i = 0; i < N_KNOBS; i++) {
 		ASSERT_EQ(0, read_knob(knobs[i].path, &knobs[i].saved))
 			TH_LOG("%s", knobs[i].path);
@@ -207,7 +238,7 @@ TEST_F_TIMEOUT(faults, module_load, 900)
 			break;
 	}
 	close(fd);
-	ksft_print_msg("module load: %d fault points, %d loads failed cleanly, %d loaded (%d without the debugfs file)\n",
+	fprintf(stderr, "# module load: %d fault points, %d loads failed cleanly, %d loaded (%d without the debugfs file)\n",
 		       n - 1, failed, n - failed, without_debugfs);
 	EXPECT_LT(0, left) TH_LOG("more than %d fault points", MAX_POINTS);
 	EXPECT_EQ(0, ret) TH_LOG("the load without a failure failed");
@@ -249,30 +280,106 @@ TEST_F_TIMEOUT(faults, first_min_wait, 900)
 		if (left > 0)
 			break;
 	}
-	ksft_print_msg("first min-wait: %d fault points, epoll_create1 failed at %d\n",
+	fprintf(stderr, "# first min-wait: %d fault points, epoll_create1 failed at %d\n",
 		       n - 1, failed);
 	EXPECT_LT(0, left) TH_LOG("more than %d fault points", MAX_POINTS);
 }
 
+/* What a mode out of DEFAULT holds, compared before and after a point. */
+struct held_state {
+	struct numab_counters c;
+	long refcnt;
+};
+
+/* What the points of one test failed, ran and leaked. */
+struct point_tally {
+	int points, failed, killed, ran, leaks;
+	struct held_state leaked;	/* summed differences */
+};
+
+static int read_held_state(struct held_state *st)
+{
+	st->refcnt = numab_module_refcnt();
+	return numab_read_counters(&st->c);
+}
+
+static bool held_state_equal(const struct held_state *a,
+			     const struct held_state *b)
+{
+	return a->c.enabled_mms == b->c.enabled_mms &&
+	       a->c.min_wait_instances == b->c.min_wait_instances &&
+	       a->refcnt == b->refcnt;
+}
+
 /*
- * In a child (its mode is its own): ENABLED, then fork with point @n
- * armed. Exit status: 0 the fault hit, 1 it was not reached, 2 a call
- * failed unexpectedly.
+ * After point @n: the state of before it, once the child's mms are gone.
+ * A leak is logged and tallied, and what was found becomes the baseline
+ * of the next point, so that each point is judged on its own.
  */
-static int enabled_fork_child(int n)
+static void expect_given_back(struct __test_metadata *_metadata,
+			      struct held_state *base, struct point_tally *t,
+			      int n, const char *what)
+{
+	struct held_state now = { 0 };
+	int ms;
+
+	for (ms = 0; ms <= NUMAB_KEY_SETTLE_MS; ms += 20) {
+		if (!read_held_state(&now) && held_state_equal(base, &now))
+			return;
+		usleep(20000);
+	}
+	t->leaks++;
+	t->leaked.c.enabled_mms += now.c.enabled_mms - base->c.enabled_mms;
+	t->leaked.c.min_wait_instances +=
+		now.c.min_wait_instances - base->c.min_wait_instances;
+	t->leaked.refcnt += now.refcnt - base->refcnt;
+	TH_LOG("%s, point %d: enabled_mms %+ld, min_wait_instances %+ld, module refcnt %+ld",
+	       what, n, now.c.enabled_mms - base->c.enabled_mms,
+	       now.c.min_wait_instances - base->c.min_wait_instances,
+	       now.refcnt - base->refcnt);
+	*base = now;
+}
+
+/* After the last point: nothing leaked, the key back at its baseline. */
+static void expect_no_leak(struct __test_metadata *_metadata,
+			   const struct numab_counters *base,
+			   const struct point_tally *t, const char *what)
+{
+	struct numab_counters now = { 0 };
+
+	fprintf(stderr, "# %s: %d fault points: %d failed, %d killed, %d went through; %d leaked: enabled_mms %+ld, min_wait_instances %+ld, module refcnt %+ld\n",
+		       what, t->points, t->failed, t->killed, t->ran,
+		       t->leaks, t->leaked.c.enabled_mms,
+		       t->leaked.c.min_wait_instances, t->leaked.refcnt);
+	EXPECT_EQ(0, t->leaks) TH_LOG("%s leaked at %d points", what,
+				      t->leaks);
+	EXPECT_TRUE(numab_key_settle(&now, NUMAB_KEY_SETTLE_MS))
+		TH_LOG("%s: key_count %ld key_held %ld enabled_mms %ld", what,
+		       now.key_count, now.key_held, now.enabled_mms);
+	EXPECT_EQ(base->key_count, now.key_count)
+		TH_LOG("%s: static key references %+ld", what,
+		       now.key_count - base->key_count);
+}
+
+/*
+ * In a child (its mode is its own): @mode, then fork with point @n armed.
+ * Exit status: 0 the fault hit, 1 it was not reached, 2 a call failed
+ * unexpectedly.
+ */
+static int fork_child(int mode, int n)
 {
 	int status, err;
 	long left;
 	pid_t pid;
 
-	if (numab_set_mode(PR_SET_NUMA_BALANCING_ENABLED))
+	if (numab_set_mode(mode))
 		return 2;
 	if (fail_nth_set(n))
 		return 2;
 	pid = fork();
 	err = errno;
 	if (!pid)
-		_exit(numab_get_mode() == PR_SET_NUMA_BALANCING_ENABLED ? 0 : 1);
+		_exit(numab_get_mode() == mode ? 0 : 1);
 	left = fail_nth_left();
 	fail_nth_set(0);
 	if (pid < 0 && err != ENOMEM)
@@ -283,13 +390,16 @@ static int enabled_fork_child(int n)
 	return left > 0 ? 1 : 0;
 }
 
-TEST_F_TIMEOUT(faults, enabled_fork, 900)
+static void fork_points(struct __test_metadata *_metadata,
+			const struct numab_counters *counters, long refcnt,
+			int mode)
 {
-	struct numab_counters now = { 0 };
+	struct held_state base = { .c = *counters, .refcnt = refcnt };
+	const char *what = mode == PR_SET_NUMA_BALANCING_ENABLED ?
+			   "fork in ENABLED mode" : "fork in DISABLED mode";
+	struct point_tally t = { 0 };
 	int n, status = 0;
 	pid_t pid;
-
-	SKIP_UNLESS_ARMED();
 
 	for (n = 1; n <= MAX_POINTS; n++) {
 		fflush(stdout);
@@ -297,18 +407,104 @@ TEST_F_TIMEOUT(faults, enabled_fork, 900)
 		pid = fork();
 		ASSERT_LE(0, pid);
 		if (!pid)
-			_exit(enabled_fork_child(n));
+			_exit(fork_child(mode, n));
 		ASSERT_EQ(pid, waitpid(pid, &status, 0));
 		ASSERT_TRUE(WIFEXITED(status));
 		ASSERT_NE(2, WEXITSTATUS(status)) TH_LOG("point %d", n);
-		EXPECT_TRUE(numab_counters_settle(&self->base, &now, 2000))
-			TH_LOG("point %d: enabled_mms %ld key_count %ld", n,
-			       now.enabled_mms, now.key_count);
+		expect_given_back(_metadata, &base, &t, n, what);
 		if (WEXITSTATUS(status) == 1)
 			break;
+		t.points++;
 	}
-	ksft_print_msg("fork in ENABLED mode: %d fault points\n", n - 1);
+	expect_no_leak(_metadata, counters, &t, what);
 	EXPECT_GT(MAX_POINTS, n) TH_LOG("more than %d fault points", MAX_POINTS);
+}
+
+TEST_F_TIMEOUT(faults, disabled_fork, 900)
+{
+	SKIP_UNLESS_ARMED();
+	fork_points(_metadata, &self->base, self->base_refcnt,
+		    PR_SET_NUMA_BALANCING_DISABLED);
+}
+
+TEST_F_TIMEOUT(faults, enabled_fork, 900)
+{
+	SKIP_UNLESS_ARMED();
+	fork_points(_metadata, &self->base, self->base_refcnt,
+		    PR_SET_NUMA_BALANCING_ENABLED);
+}
+
+/*
+ * In a child (its mode is its own): @mode, then execve() this program with
+ * point @n armed. Returns EXEC_FAILED when execve() did, EXEC_SETUP when
+ * the setup failed; a successful exec exits from exec_hook().
+ */
+static int exec_child(const char *exe, int mode, int n)
+{
+	char *const argv[] = { "numab-fault-exec", NULL };
+	char *const envp[] = { EXEC_ENV "=1", NULL };
+
+	if (numab_set_mode(mode) || fail_nth_set(n))
+		return EXEC_SETUP;
+	execve(exe, argv, envp);
+	fail_nth_set(0);
+	return EXEC_FAILED;
+}
+
+static void exec_points(struct __test_metadata *_metadata,
+			const struct numab_counters *counters, long refcnt,
+			int mode)
+{
+	struct held_state base = { .c = *counters, .refcnt = refcnt };
+	const char *what = mode == PR_SET_NUMA_BALANCING_ENABLED ?
+			   "execve in ENABLED mode" : "execve in DISABLED mode";
+	struct point_tally t = { 0 };
+	char exe[PATH_MAX];
+	int n, status;
+	ssize_t len;
+	pid_t pid;
+
+	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	ASSERT_LT(0, len);
+	exe[len] = '\0';
+	for (n = 1; n <= EXEC_POINTS; n++) {
+		fflush(stdout);
+		fflush(stderr);
+		pid = fork();
+		ASSERT_LE(0, pid);
+		if (!pid)
+			_exit(exec_child(exe, mode, n));
+		ASSERT_EQ(pid, waitpid(pid, &status, 0));
+		if (WIFSIGNALED(status)) {
+			/* a failure past execve()'s point of no return */
+			t.killed++;
+		} else {
+			ASSERT_TRUE(WEXITSTATUS(status) == EXEC_FAILED ||
+				    WEXITSTATUS(status) == EXEC_RAN)
+				TH_LOG("point %d: exit status %d", n,
+				       WEXITSTATUS(status));
+			t.failed += WEXITSTATUS(status) == EXEC_FAILED;
+			t.ran += WEXITSTATUS(status) == EXEC_RAN;
+		}
+		t.points++;
+		expect_given_back(_metadata, &base, &t, n, what);
+	}
+	expect_no_leak(_metadata, counters, &t, what);
+	EXPECT_LT(0, t.failed) TH_LOG("no execve() failed");
+}
+
+TEST_F_TIMEOUT(faults, disabled_exec, 900)
+{
+	SKIP_UNLESS_ARMED();
+	exec_points(_metadata, &self->base, self->base_refcnt,
+		    PR_SET_NUMA_BALANCING_DISABLED);
+}
+
+TEST_F_TIMEOUT(faults, enabled_exec, 900)
+{
+	SKIP_UNLESS_ARMED();
+	exec_points(_metadata, &self->base, self->base_refcnt,
+		    PR_SET_NUMA_BALANCING_ENABLED);
 }
 
 TEST_HARNESS_MAIN

@@ -155,6 +155,47 @@ TEST(runs_program_with_mode)
 	EXPECT_EQ(PR_SET_NUMA_BALANCING_DEFAULT, numab_get_mode());
 }
 
+/*
+ * A whole service in one mode without changing it: numab-run execs a shell
+ * that runs a command (fork + exec), a shell that runs one (a grandchild),
+ * a shell that execs one, and a background job that another process
+ * looks at with numab-run --show. Each prints "<who> <mode>".
+ */
+static const char service_script[] =
+	"mode() { while read -r k v; do\n"
+	"	[ \"$k\" = NumaB_mode: ] && echo \"$1 $v\"; done; }\n"
+	"mode shell < /proc/$$/status\n"
+	"cat /proc/self/status | mode child\n"
+	"sh -c 'cat /proc/self/status; :' | mode grandchild\n"
+	"sh -c 'exec cat /proc/self/status' | mode exec\n"
+	"sleep 30 > /dev/null 2>&1 &\n"
+	"echo \"background $(\"$0\" --show $!)\"\n"
+	"kill $!\n";
+
+TEST(service_tree_keeps_mode)
+{
+	static const char *const opt[] = { "--disable", "--enable",
+					   "--default" };
+	static const char *const word[] = { "disabled", "enabled", "default" };
+	static const char *const who[] = { "shell", "child", "grandchild",
+					   "exec", "background" };
+	char want[256];
+	struct numab_output r;
+	size_t len;
+	int i, j;
+
+	ASSERT_MODULE();
+	for (i = 0; i < 3; i++) {
+		len = 0;
+		for (j = 0; j < (int)ARRAY_SIZE(who); j++)
+			len += snprintf(want + len, sizeof(want) - len,
+					"%s %s\n", who[j], word[i]);
+		RUN(&r, opt[i], "--", "sh", "-c", service_script, tool);
+		EXPECT_EQ(0, r.status) TH_LOG("%s: %s", opt[i], r.err);
+		EXPECT_STREQ(want, r.out);
+	}
+}
+
 TEST(program_exit_status_passed_on)
 {
 	struct numab_output r;

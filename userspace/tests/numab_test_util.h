@@ -270,7 +270,7 @@ static inline bool numab_counters_settle(const struct numab_counters *want,
  */
 static inline bool numab_key_settle(struct numab_counters *now, int ms)
 {
-	long sysctl, held;
+	long sysctl = 0, held;
 
 	for (;;) {
 		if (!numab_read_counters(now) &&
@@ -290,7 +290,7 @@ static inline bool numab_key_settle(struct numab_counters *now, int ms)
 /* References on the module (/sys/module/<name>/refcnt), or -errno. */
 static inline long numab_module_refcnt(void)
 {
-	long v;
+	long v = 0;
 	int ret = numab_read_long("/sys/module/" NUMAB_MODULE_NAME "/refcnt",
 				  &v);
 

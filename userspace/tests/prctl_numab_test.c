@@ -2,7 +2,8 @@
 /*
  * prctl(PR_NUMA_BALANCING): the API table of SPEC section 1, the
  * NumaB_mode status line, inheritance over fork/exec/threads, the static
- * key accounting and module unload rules.
+ * key accounting (one reference while any mm is ENABLED, released about a
+ * second after the last one goes) and module unload rules.
  *
  * Needs the numab_minwait module loaded and debugfs mounted; the tests of
  * the "module not loaded" rows unload it themselves and load it back.
@@ -13,13 +14,20 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 
 #include "kselftest_harness.h"
 #include "numab_test_util.h"
 #include "numab_module_fixture.h"
 
-#define SYSCTL_NUMA_BALANCING	"/proc/sys/kernel/numa_balancing"
+#define SYSCTL_NUMA_BALANCING	NUMAB_SYSCTL_NUMA_BALANCING
 #define EXEC_ENV		"NUMAB_TEST_EXEC"
+
+/* The option numbers: the tagged one, and the one 6.1 accepts as well. */
+#ifndef PR_NUMA_BALANCING_TAGGED
+#define PR_NUMA_BALANCING_TAGGED	0x4e554d41	/* "NUMA" */
+#endif
+#define PR_NUMA_BALANCING_6_1		65
 
 #define MODE_DIS	PR_SET_NUMA_BALANCING_DISABLED
 #define MODE_EN		PR_SET_NUMA_BALANCING_ENABLED
@@ -91,11 +99,11 @@ static void expect_rejected(struct __test_metadata *_metadata,
 	ret = numab_prctl(op, a3, a4, a5);
 	e = errno;
 	EXPECT_EQ(-1, ret)
-		TH_LOG("prctl(65, %#lx, %#lx, %#lx, %#lx) succeeded",
-		       op, a3, a4, a5);
+		TH_LOG("prctl(%#x, %#lx, %#lx, %#lx, %#lx) succeeded",
+		       PR_NUMA_BALANCING, op, a3, a4, a5);
 	EXPECT_EQ(err, e)
-		TH_LOG("prctl(65, %#lx, %#lx, %#lx, %#lx): %s",
-		       op, a3, a4, a5, strerror(e));
+		TH_LOG("prctl(%#x, %#lx, %#lx, %#lx, %#lx): %s",
+		       PR_NUMA_BALANCING, op, a3, a4, a5, strerror(e));
 	EXPECT_EQ(mode, numab_get_mode())
 		TH_LOG("mode changed by rejected prctl(65, %#lx, ...)", op);
 }
@@ -109,17 +117,31 @@ static int read_sysctl(void)
 	return (int)v;
 }
 
-/* key_count must be (sysctl != 0) + enabled_mms. */
+/*
+ * key_count must settle to (sysctl != 0) + key_held, key_held to
+ * (enabled_mms > 0). Leaves the counters in @c.
+ */
 static void expect_key_consistent(struct __test_metadata *_metadata,
-				  const struct numab_counters *c)
+				  struct numab_counters *c)
 {
-	int s = read_sysctl();
-
-	ASSERT_LE(0, s);
-	EXPECT_EQ(c->enabled_mms + (s != 0), c->key_count)
-		TH_LOG("key_count %ld, enabled_mms %ld, sysctl %d",
-		       c->key_count, c->enabled_mms, s);
+	EXPECT_TRUE(numab_key_settle(c, NUMAB_KEY_SETTLE_MS))
+		TH_LOG("key_count %ld key_held %ld enabled_mms %ld sysctl %d: want key_count = (sysctl != 0) + key_held, key_held = (enabled_mms > 0)",
+		       c->key_count, c->key_held, c->enabled_mms, read_sysctl());
 }
+
+/* Counters with the key settled, as the baseline of a test. */
+#define ASSERT_SETTLED(c) \
+	ASSERT_TRUE(numab_key_settle(c, NUMAB_KEY_SETTLE_MS)) \
+		TH_LOG("key never settled: key_count %ld key_held %ld enabled_mms %ld", \
+		       (c)->key_count, (c)->key_held, (c)->enabled_mms)
+
+/* Back to @before, the key's lazy release included. */
+#define EXPECT_BACK_TO(before, after) \
+	EXPECT_TRUE(numab_counters_settle(before, after, NUMAB_KEY_SETTLE_MS)) \
+		TH_LOG("enabled_mms %ld key_count %ld min_wait %ld, were %ld %ld %ld", \
+		       (after)->enabled_mms, (after)->key_count, \
+		       (after)->min_wait_instances, (before)->enabled_mms, \
+		       (before)->key_count, (before)->min_wait_instances)
 
 TEST(get_initial_default)
 {
@@ -145,6 +167,43 @@ TEST(set_get_each_mode)
 			TH_LOG("status line does not say %s",
 			       numab_mode_name(seq[i]));
 		EXPECT_EQ(seq[i], numab_status_mode_path(path));
+	}
+}
+
+/*
+ * The tagged option number and, on 6.1, 65 as well (the number of the
+ * original postings; later kernels gave 65 to PR_SET_MDWE, so it is not
+ * called there): both reach the same mode.
+ */
+TEST(option_numbers)
+{
+	static const int opts[] = { PR_NUMA_BALANCING_TAGGED,
+				    PR_NUMA_BALANCING_6_1 };
+	struct utsname u;
+	size_t set, get, n;
+	int m, mode;
+
+	ASSERT_MODULE();
+	ASSERT_EQ(0, uname(&u));
+	n = strncmp(u.release, "6.1.", 4) ? 1 : ARRAY_SIZE(opts);
+	for (set = 0; set < n; set++) {
+		for (m = MODE_DIS; m <= MODE_DEF; m++) {
+			EXPECT_EQ(0, prctl(opts[set], m, 0, 0, 0))
+				TH_LOG("prctl(%#x, %d): %s", opts[set], m,
+				       strerror(errno));
+			EXPECT_EQ(m, numab_status_mode(0));
+			for (get = 0; get < n; get++) {
+				mode = -1;
+				EXPECT_EQ(0, prctl(opts[get],
+						   PR_GET_NUMA_BALANCING,
+						   (unsigned long)&mode, 0, 0))
+					TH_LOG("prctl(%#x, GET): %s", opts[get],
+					       strerror(errno));
+				EXPECT_EQ(m, mode)
+					TH_LOG("set with %#x, got with %#x",
+					       opts[set], opts[get]);
+			}
+		}
 	}
 }
 
@@ -187,16 +246,14 @@ TEST(invalid_op_einval)
 	int start;
 
 	ASSERT_MODULE();
-	ASSERT_COUNTERS(&before);
+	ASSERT_SETTLED(&before);
 	for (start = MODE_DIS; start <= MODE_DEF; start++) {
 		ASSERT_EQ(0, numab_set_mode(start));
 		for (i = 0; i < ARRAY_SIZE(ops); i++)
 			expect_rejected(_metadata, ops[i], 0, 0, 0,
 					EINVAL, start);
 	}
-	ASSERT_COUNTERS(&after);
-	EXPECT_EQ(before.enabled_mms, after.enabled_mms);
-	EXPECT_EQ(before.key_count, after.key_count);
+	EXPECT_BACK_TO(&before, &after);
 }
 
 TEST(unused_args_einval)
@@ -207,7 +264,7 @@ TEST(unused_args_einval)
 	size_t i;
 
 	ASSERT_MODULE();
-	ASSERT_COUNTERS(&before);
+	ASSERT_SETTLED(&before);
 	for (start = MODE_DIS; start <= MODE_DEF; start++) {
 		ASSERT_EQ(0, numab_set_mode(start));
 		for (op = MODE_DIS; op <= MODE_DEF; op++) {
@@ -234,9 +291,7 @@ TEST(unused_args_einval)
 		}
 	}
 	ASSERT_EQ(0, numab_set_mode(MODE_DEF));
-	ASSERT_COUNTERS(&after);
-	EXPECT_EQ(before.enabled_mms, after.enabled_mms);
-	EXPECT_EQ(before.key_count, after.key_count);
+	EXPECT_BACK_TO(&before, &after);
 }
 
 TEST(status_of_other_pid)
@@ -333,7 +388,7 @@ TEST(threads_share_mode)
 	pthread_t th;
 
 	ASSERT_MODULE();
-	ASSERT_COUNTERS(&before);
+	ASSERT_SETTLED(&before);
 	ASSERT_EQ(0, numab_set_mode(MODE_DIS));
 	pthread_barrier_init(&t.set, NULL, 2);
 	pthread_barrier_init(&t.checked, NULL, 2);
@@ -348,32 +403,39 @@ TEST(threads_share_mode)
 	EXPECT_EQ(MODE_EN, numab_status_mode_path(path));
 	snprintf(path, sizeof(path), "/proc/self/task/%d/status", gettid());
 	EXPECT_EQ(MODE_EN, numab_status_mode_path(path));
-	/* One mm, two threads: one reference. */
+	/* One mm, two threads: counted once. */
 	ASSERT_COUNTERS(&during);
 	EXPECT_EQ(before.enabled_mms + 1, during.enabled_mms);
-	EXPECT_EQ(before.key_count + 1, during.key_count);
+	expect_key_consistent(_metadata, &during);
 
 	pthread_barrier_wait(&t.checked);
 	pthread_join(th, NULL);
 	EXPECT_EQ(0, numab_set_mode(MODE_DEF));
-	ASSERT_COUNTERS(&after);
-	EXPECT_TRUE(numab_counters_equal(&before, &after));
+	EXPECT_BACK_TO(&before, &after);
 }
 
-/* Counters must reach @base + @delta (enabled_mms and key_count). */
+/*
+ * enabled_mms must reach @base's + @delta, and the key follow it: one
+ * reference however many mms are ENABLED, none a while after the last.
+ */
 static void expect_delta(struct __test_metadata *_metadata,
 			 const struct numab_counters *base, long delta,
 			 const char *what)
 {
-	struct numab_counters want = *base, now = { 0 };
+	long want = base->enabled_mms + delta;
+	struct numab_counters now = { 0 };
+	int ms;
 
-	want.enabled_mms += delta;
-	want.key_count += delta;
-	EXPECT_TRUE(numab_counters_settle(&want, &now, 2000))
-		TH_LOG("%s: enabled_mms %ld key_count %ld, want %ld %ld",
-		       what, now.enabled_mms, now.key_count,
-		       want.enabled_mms, want.key_count);
+	for (ms = 0; ms < NUMAB_KEY_SETTLE_MS; ms += 20) {
+		if (numab_key_settle(&now, 0) && now.enabled_mms == want)
+			return;
+		usleep(20000);
+	}
+	EXPECT_EQ(want, now.enabled_mms) TH_LOG("%s", what);
 	expect_key_consistent(_metadata, &now);
+	EXPECT_EQ(base->key_count + (want > 0), now.key_count)
+		TH_LOG("%s: key_count %ld key_held %ld with %ld mms enabled",
+		       what, now.key_count, now.key_held, now.enabled_mms);
 }
 
 TEST(key_accounting_exact)
@@ -382,8 +444,8 @@ TEST(key_accounting_exact)
 	struct numab_held a, b;
 
 	ASSERT_MODULE();
-	ASSERT_COUNTERS(&base);
-	expect_key_consistent(_metadata, &base);
+	ASSERT_SETTLED(&base);
+	ASSERT_EQ(0, base.enabled_mms) TH_LOG("an mm outside the test is ENABLED");
 
 	ASSERT_EQ(0, numab_held_start(&a, MODE_EN));
 	expect_delta(_metadata, &base, 1, "one mm enabled");
@@ -397,19 +459,19 @@ TEST(key_accounting_exact)
 	expect_delta(_metadata, &base, 0, "enabled -> default");
 	EXPECT_EQ('k', numab_held_cmd(&a, '1'));
 
-	/* fork: the new mm inherits ENABLED and takes its own reference */
+	/* fork: the new mm inherits ENABLED, the key keeps one reference */
 	ASSERT_EQ(0, numab_set_mode(MODE_EN));
 	expect_delta(_metadata, &base, 2, "caller enabled");
 	ASSERT_EQ(0, numab_held_start(&b, -1));
 	expect_delta(_metadata, &base, 3, "forked an enabled mm");
 	EXPECT_EQ('1', numab_held_cmd(&b, 'g'));
 
-	/* exec: the old mm's reference goes, the new mm's comes */
+	/* exec: the old mm goes, the new one inherits ENABLED */
 	EXPECT_EQ('k', numab_held_cmd(&b, 'x'));
 	EXPECT_EQ('1', numab_held_cmd(&b, 'g'));
 	expect_delta(_metadata, &base, 3, "exec of an enabled mm");
 
-	/* exit while enabled drops the reference */
+	/* exits while enabled: the key goes with the last ENABLED mm */
 	numab_held_stop(&b);
 	expect_delta(_metadata, &base, 2, "enabled mm exited");
 	numab_held_stop(&a);
@@ -446,14 +508,15 @@ TEST_F(sysctl, key_follows_global_switch)
 	ASSERT_EQ(0, numab_held_start(&h, MODE_EN));
 	for (i = 0; i < ARRAY_SIZE(seq); i++) {
 		ASSERT_EQ(0, numab_write_long(SYSCTL_NUMA_BALANCING, seq[i]));
-		ASSERT_COUNTERS(&c);
 		expect_key_consistent(_metadata, &c);
+		EXPECT_EQ((seq[i] != 0) + 1, c.key_count)
+			TH_LOG("sysctl %d, one mm ENABLED", seq[i]);
 	}
 	/* With the global switch off, only the ENABLED mm holds the key. */
 	ASSERT_EQ(0, numab_write_long(SYSCTL_NUMA_BALANCING, 0));
 	numab_held_stop(&h);
-	ASSERT_COUNTERS(&c);
 	expect_key_consistent(_metadata, &c);
+	EXPECT_EQ(0, c.key_count) TH_LOG("the key outlived the ENABLED mm");
 }
 
 /* --- churn: modes, forks, execs and exits in many processes at once --- */
@@ -548,7 +611,7 @@ TEST_F_TIMEOUT(churn, counters_unchanged_after_churn, 240)
 	int64_t t0;
 
 	ASSERT_MODULE();
-	ASSERT_COUNTERS(&before);
+	ASSERT_SETTLED(&before);
 	t0 = numab_now_ns();
 	fflush(stdout);
 	fflush(stderr);
@@ -567,12 +630,7 @@ TEST_F_TIMEOUT(churn, counters_unchanged_after_churn, 240)
 	}
 	TH_LOG("%d workers x %d iterations in %lld ms", CHURN_WORKERS,
 	       CHURN_ITERS, (long long)numab_ms_since(t0));
-	EXPECT_TRUE(numab_counters_settle(&before, &after, 3000))
-		TH_LOG("before: enabled_mms %ld key_count %ld min_wait %ld; "
-		       "after: %ld %ld %ld",
-		       before.enabled_mms, before.key_count,
-		       before.min_wait_instances, after.enabled_mms,
-		       after.key_count, after.min_wait_instances);
+	EXPECT_BACK_TO(&before, &after);
 	expect_key_consistent(_metadata, &after);
 }
 
@@ -601,7 +659,7 @@ TEST_F(module, unload_refused_while_mode_set)
 	EXPECT_EQ('k', numab_held_cmd(&h, '1'));
 	numab_expect_unload_refused(_metadata, "a process is ENABLED again");
 	numab_held_stop(&h);
-	EXPECT_TRUE(numab_unload_settles(2000))
+	EXPECT_TRUE(numab_unload_settles(NUMAB_KEY_SETTLE_MS))
 		TH_LOG("unload still refused after the ENABLED process exited");
 	EXPECT_EQ(0, numab_modprobe());
 }
@@ -641,10 +699,10 @@ TEST_F(module, calls_without_module)
 	EXPECT_EQ(MODE_DIS, numab_status_mode(h.pid));
 	EXPECT_EQ('k', numab_held_cmd(&h, '2'));
 	numab_held_stop(&h);
-	ASSERT_COUNTERS(&c);
+	expect_key_consistent(_metadata, &c);
 	EXPECT_EQ(0, c.enabled_mms);
 	ASSERT_EQ(0, numab_read_long(SYSCTL_NUMA_BALANCING, &s));
-	EXPECT_EQ(c.enabled_mms + (s != 0), c.key_count);
+	EXPECT_EQ(s != 0, c.key_count);
 }
 
 TEST_HARNESS_MAIN

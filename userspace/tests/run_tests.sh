@@ -29,6 +29,7 @@ export PATH="$PATH:/sbin:/usr/sbin"
 OUR_TESTS=(
 	seed_min_wait
 	prctl_numab_test
+	numab_lifetime_test
 	epoll_min_wait_test
 	epoll_min_events_test
 	epoll_dup_storm_test
