@@ -25,11 +25,14 @@ static void __attribute__((constructor)) exit_hook(void)
 
 
 static char tool[PATH_MAX];
+static char wrapper[PATH_MAX];	/* docs/examples/numab-oci-runtime */
+static char path_env[PATH_MAX + 64];	/* PATH with the tools first */
 static char self_exe[PATH_MAX];
 
 static void __attribute__((constructor)) find_tool(void)
 {
 	char buf[PATH_MAX];
+	const char *dir;
 	ssize_t n;
 
 	n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
@@ -37,7 +40,11 @@ static void __attribute__((constructor)) find_tool(void)
 		return;
 	buf[n] = '\0';
 	snprintf(self_exe, sizeof(self_exe), "%s", buf);
-	snprintf(tool, sizeof(tool), "%s/numab-run", dirname(buf));
+	dir = dirname(buf);
+	snprintf(tool, sizeof(tool), "%s/numab-run", dir);
+	snprintf(wrapper, sizeof(wrapper), "%s/numab-oci-runtime", dir);
+	snprintf(path_env, sizeof(path_env),
+		 "PATH=%s:/usr/sbin:/usr/bin:/sbin:/bin", dir);
 }
 
 /*
@@ -194,6 +201,45 @@ TEST(service_tree_keeps_mode)
 		EXPECT_EQ(0, r.status) TH_LOG("%s: %s", opt[i], r.err);
 		EXPECT_STREQ(want, r.out);
 	}
+}
+
+/*
+ * The container runtime wrapper of the docs, with sh standing in for runc:
+ * what the runtime starts has the mode NUMAB_MODE names, disable without.
+ */
+TEST(oci_runtime_wrapper)
+{
+	static const char *const mode_env[] = { "NUMAB_MODE=disable",
+						"NUMAB_MODE=enable",
+						"NUMAB_MODE=default",
+						"NUMAB_MODE" };
+	static const char *const word[] = { "disabled", "enabled", "default",
+					    "disabled" };
+	char *argv[] = { "numab-oci-runtime", "-c", (char *)service_script,
+			 tool, NULL };
+	char *env[] = { path_env, "NUMAB_OCI_RUNTIME=sh", NULL, NULL };
+	char want[256];
+	struct numab_output r;
+	int i;
+
+	ASSERT_MODULE();
+	ASSERT_EQ(0, access(wrapper, X_OK)) TH_LOG("%s: %s", wrapper,
+						  strerror(errno));
+	for (i = 0; i < (int)ARRAY_SIZE(mode_env); i++) {
+		snprintf(want, sizeof(want),
+			 "shell %1$s\nchild %1$s\ngrandchild %1$s\nexec %1$s\nbackground %1$s\n",
+			 word[i]);
+		env[2] = (char *)mode_env[i];
+		ASSERT_EQ(0, numab_capture(wrapper, argv, env, &r));
+		ASSERT_TRUE(WIFEXITED(r.status));
+		EXPECT_EQ(0, WEXITSTATUS(r.status)) TH_LOG("%s: %s",
+							   mode_env[i], r.err);
+		EXPECT_STREQ(want, r.out) TH_LOG("%s", mode_env[i]);
+	}
+	env[2] = "NUMAB_MODE=off";
+	ASSERT_EQ(0, numab_capture(wrapper, argv, env, &r));
+	EXPECT_EQ(64, WEXITSTATUS(r.status));
+	EXPECT_NE(NULL, strstr(r.err, "NUMAB_MODE")) TH_LOG("%s", r.err);
 }
 
 TEST(program_exit_status_passed_on)
