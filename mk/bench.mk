@@ -11,7 +11,8 @@
 
 BENCH_SRC := $(CURDIR)/userspace/bench
 BENCH_BIN := $(BUILD)/bench/bin
-BENCH_PROGS := bench_unused bench_rr bench_numa bench_memc
+BENCH_PROGS := bench_unused bench_rr bench_numa bench_memc bench_epcall \
+	bench_procstat
 BENCH_CFLAGS := -O2 -g -Wall -Wextra -Werror -I$(CURDIR)/userspace/include \
 	-static -pthread
 

@@ -4,29 +4,45 @@
 # In-guest bench driver: runs one suite of the bench programs (next to this
 # script, /opt/bench) and prints one "BENCH suite=S key=value..." line per
 # measurement, for scripts/bench.sh to collect. Never loads a module: the
-# host boots kernel C with qemu/run --preload.
+# host boots kernel C with qemu/run --preload. Made for a one-vCPU guest
+# under qemu/run --icount (guest time = instructions): every program runs
+# on CPU 0.
 #
-#   bench-guest.sh info|unused|rr|memc|numa [--quick]
+#   bench-guest.sh info|unused|epcall|rr|memc|redis|stress|numa [--quick]
 #
 # info    kernel release, NUMA balancing, whether the module is loaded and
 #         its counters (no process may be using either feature)
-# unused  each bench_unused test, best of 5 (--quick: 3), on CPU 0
-# rr      bench_rr at 4000 requests/s: plain, sleep 200 us, min-wait
-#         50/100/200/500 us; at 2000/s: plain, sleep 200 us, min-wait
-#         200 us; in an order that rotates with $BENCH_ROUND; server and
-#         client share CPU 0 (across two vCPUs, TCG wakeups take
-#         milliseconds)
-# memc    memcached (one worker thread) driven by bench_memc, both on
-#         CPU 0, without and with libminwait.so (MINWAIT_US=200)
+# unused  each bench_unused test, best of 3 (--quick: 2)
+# epcall  bench_epcall: one epoll_wait() that returns at once, plain and
+#         with a minimum wait
+# rr      bench_rr (8 connections, paced client): the sweep and the K sweep
+#         at 4000 requests/s, the modes at 2000/s, and plain, sleep hack
+#         and min-wait at 5000, 20000 and 40000/s; in an order that rotates
+#         with $BENCH_ROUND
+# memc    memcached (one worker thread) driven by bench_memc at 2000/s
+# redis   redis-server driven by redis-benchmark (8 clients, GET and SET)
+#         memc and redis: without libminwait.so, and with it in each mode
+# stress  stress-ng's epoll, prctl and numa stressors (plain, and in a
+#         process whose NUMA mode is ENABLED; epoll also under libminwait.so),
+#         and perf bench epoll wait/ctl; then the module's counters
 # numa    bench_numa probe and stream, DEFAULT and DISABLED, working set
-#         first touched on node 1 and used from node 0
+#         first placed on node 1 and used from CPU 0 (node 0)
 set -euo pipefail
 
 BIN=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 readonly BIN
 readonly LIBMINWAIT=/opt/numab/lib/libminwait.so
 readonly MEMC_SOCK=/run/bench-memcached.sock
+readonly REDIS_SOCK=/run/bench-redis.sock
 readonly NUMA_DEBUGFS=/sys/kernel/debug/sched/numa_balancing
+readonly COUNTERS=/sys/kernel/debug/numab_minwait/counters
+# libminwait.so's modes, as "label env...": every server runs in each.
+readonly SHIMS=(
+	"none"
+	"minwait200 MINWAIT_US=200"
+	"minwait200-first MINWAIT_US=200 MINWAIT_FLAGS=after-first"
+	"minwait200-k8 MINWAIT_US=200 MINWAIT_EVENTS=8"
+)
 
 suite=${1:-}
 quick=0
@@ -52,85 +68,201 @@ rotate() {
 	done
 }
 
+counters() {
+	local c=none
+	[[ -r $COUNTERS ]] && c=$(tr '\n ' ',=' < "$COUNTERS") && c=${c%,}
+	echo "$c"
+}
+
 suite_info() {
-	local loaded=no counters=none
-	if [[ -d /sys/module/numab_minwait ]]; then
-		loaded=yes
-		counters=$(tr '\n ' ',=' < /sys/kernel/debug/numab_minwait/counters)
-		counters=${counters%,}
-	fi
+	local loaded=no
+	[[ -d /sys/module/numab_minwait ]] && loaded=yes
 	emit "kernel=$(uname -r) numa_balancing=$(cat /proc/sys/kernel/numa_balancing)" \
 		"nodes_online=$(cat /sys/devices/system/node/online)" \
-		"cpus=$(nproc) module=$loaded counters=$counters"
+		"nodes_with_cpus=$(cat /sys/devices/system/node/has_cpu)" \
+		"cpus=$(nproc) module=$loaded counters=$(counters)" \
+		"clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource)"
 }
 
 suite_unused() {
 	local tests=(
-		"pipe $(scale 60000 20000)"
-		"pingpong $(scale 5000 2000)"
-		"getppid $(scale 1000000 300000)"
-		"fork $(scale 300 100)"
-		"execl $(scale 100 40)"
-		"epoll $(scale 400000 120000)"
-		"fault $(scale 32768 8192)"
-		"cpuloop $(scale 400000000 120000000)"
+		"pipe 30000"
+		"pingpong 5000"
+		"getppid 300000"
+		"fork 200"
+		"execl 60"
+		"epoll 200000"
+		"fault 16384"
+		"cpuloop 100000000"
 	)
 	local t repeats
-	repeats=$(scale 5 3)
+	repeats=$(scale 3 2)
 	for t in "${tests[@]}"; do
 		# shellcheck disable=SC2086 # "name iters"
 		emit "$("$BIN/bench_unused" $t 0 "$repeats")"
 	done
 }
 
+suite_epcall() {
+	local spec iters
+	iters=$(scale 100000 50000)
+	# "[-k K] ITEMS MAXEVENTS MODE": each call returns at once (its batch
+	# target, maxevents or K, is ready).
+	while read -r spec; do
+		# shellcheck disable=SC2086 # options and words
+		emit "$("$BIN/bench_epcall" $spec 200 "$iters" 3)"
+	done < <(rotate "$round" "1 1 plain" "1 1 minwait" "1 1 minwait-first" \
+		"8 8 plain" "8 8 minwait" "8 8 minwait-first" \
+		"2 8 plain" "-k 2 2 8 minwait" "-k 2 2 8 minwait-first")
+}
+
 suite_rr() {
-	local conns=8 rate spec
-	# The sweep at a load where a 200 us wait batches requests, then the
-	# three modes at half of it, where most 200 us waits see no request.
+	local conns=8 rate spec seconds
+	seconds=$(scale 2 1)
+	# "RATE [-k K] MODE WAIT_US"
 	while read -r rate spec; do
-		# shellcheck disable=SC2086 # "mode wait_us"
+		# shellcheck disable=SC2086 # options and words
 		emit "$("$BIN/bench_rr" $spec "$conns" "$rate" \
-			"$((rate * $(scale 4 2)))" 0 0)"
-	done < <(rotate "$round" "4000 plain 0" "4000 sleep 200" \
-		"4000 minwait 50" "4000 minwait 100" "4000 minwait 200" \
-		"4000 minwait 500" "2000 plain 0" "2000 sleep 200" \
-		"2000 minwait 200")
+			"$((rate * seconds))")"
+	done < <(rotate "$round" \
+		"4000 plain 0" "4000 sleep 200" "4000 minwait 50" \
+		"4000 minwait 100" "4000 minwait 200" "4000 minwait 500" \
+		"4000 -k 2 minwait 200" "4000 -k 4 minwait 200" \
+		"4000 -k 8 minwait 200" "4000 minwait-first 200" \
+		"4000 -k 2 minwait-first 200" "4000 -k 4 minwait-first 200" \
+		"4000 -k 8 minwait-first 200" \
+		"2000 plain 0" "2000 sleep 200" "2000 minwait 200" \
+		"2000 minwait-first 200" \
+		"5000 plain 0" "5000 sleep 200" "5000 minwait 200" \
+		"20000 plain 0" "20000 sleep 200" "20000 minwait 200" \
+		"40000 plain 0" "40000 sleep 200" "40000 minwait 200")
+}
+
+# wait_socket PATH: until PATH is a socket (5 s at most).
+wait_socket() {
+	local i
+	for ((i = 0; i < 50; i++)); do
+		[[ -S $1 ]] && return 0
+		sleep 0.1
+	done
+	echo "bench-guest: no socket $1" >&2
+	return 1
+}
+
+# shim_refused FILE: 1 when libminwait.so warned in FILE, the server's
+# stderr (the kernel refused its settings: the server ran without them).
+shim_refused() {
+	if grep -q '^libminwait:' "$1"; then echo 1; else echo 0; fi
 }
 
 # memc_run LABEL [ENV...]: one memcached run, started with ENV.
 memc_run() {
-	local label=$1 pid out
+	local label=$1 pid out err=/tmp/memcached.err
 	shift
 	rm -f -- "$MEMC_SOCK"
-	env "$@" taskset -c 0 memcached -u root -t 1 -m 64 -s "$MEMC_SOCK" &
+	[[ $label == none ]] || set -- LD_PRELOAD="$LIBMINWAIT" "$@"
+	env "$@" memcached -u root -t 1 -m 64 -s "$MEMC_SOCK" 2> "$err" &
 	pid=$!
-	for _ in $(seq 100); do
-		[[ -S $MEMC_SOCK ]] && break
-		sleep 0.1
-	done
-	out=$("$BIN/bench_memc" "$MEMC_SOCK" "$pid" 8 2000 "$(scale 10000 4000)" 0)
+	wait_socket "$MEMC_SOCK"
+	out=$("$BIN/bench_memc" "$MEMC_SOCK" "$pid" 8 2000 "$(scale 8000 4000)" 0)
 	kill "$pid"
 	wait "$pid" || true
-	emit "server=memcached shim=$label $out"
+	emit "server=memcached shim=$label shim_refused=$(shim_refused "$err") $out"
+}
+
+# redis_run LABEL [ENV...]: one redis-server run, started with ENV, and
+# redis-benchmark's own figures (CSV: test, rps, avg, min, p50, p95, p99,
+# max latency in ms) beside the server's counters over the benchmark.
+redis_run() {
+	local label=$1 pid before after csv err=/tmp/redis.err requests
+	shift
+	requests=$(scale 20000 10000)
+	rm -f -- "$REDIS_SOCK"
+	[[ $label == none ]] || set -- LD_PRELOAD="$LIBMINWAIT" "$@"
+	env "$@" redis-server --port 0 --unixsocket "$REDIS_SOCK" --save '' \
+		--appendonly no > /dev/null 2> "$err" &
+	pid=$!
+	wait_socket "$REDIS_SOCK"
+	before=$("$BIN/bench_procstat" "$pid")
+	csv=$(redis-benchmark -s "$REDIS_SOCK" -c 8 -n "$requests" \
+		-t set,get --csv)
+	after=$("$BIN/bench_procstat" "$pid")
+	kill "$pid"
+	wait "$pid" || true
+	# Per test: its figures; the server's counters cover both tests.
+	local test rps avg p50 p95 p99 max
+	while IFS=, read -r test rps avg _ p50 p95 p99 max; do
+		[[ $test == '"test"' ]] && continue
+		emit "server=redis shim=$label shim_refused=$(shim_refused "$err")" \
+			"test=${test//\"/} clients=8 requests=$requests" \
+			"rps=${rps//\"/} lat_avg_ms=${avg//\"/} lat_p50_ms=${p50//\"/}" \
+			"lat_p95_ms=${p95//\"/} lat_p99_ms=${p99//\"/}" \
+			"lat_max_ms=${max//\"/} server_requests=$((requests * 2))" \
+			"server_before=${before// /,} server_after=${after// /,}"
+	done <<< "$csv"
 }
 
 suite_memc() {
-	command -v memcached > /dev/null || {
-		emit "server=memcached missing=memcached-not-in-image"
-		return 0
-	}
-	local label
-	while read -r label; do
-		case $label in
-			none) memc_run none ;;
-			minwait200) memc_run minwait200 LD_PRELOAD="$LIBMINWAIT" MINWAIT_US=200 ;;
-		esac
-	done < <(rotate "$round" none minwait200)
+	local shim
+	while read -r shim; do
+		# shellcheck disable=SC2086 # "label env..."
+		memc_run $shim
+	done < <(rotate "$round" "${SHIMS[@]}")
+}
+
+suite_redis() {
+	local shim
+	while read -r shim; do
+		# shellcheck disable=SC2086 # "label env..."
+		redis_run $shim
+	done < <(rotate "$round" "${SHIMS[@]}")
+}
+
+# stress_run LABEL STRESSOR OPS [WRAPPER...]: one stress-ng stressor; its
+# own metrics line (bogo ops, real/usr/sys seconds, bogo ops/s) or why it
+# skipped.
+stress_run() {
+	local label=$1 stressor=$2 ops=$3 out metrics rc=0
+	shift 3
+	out=$("$@" stress-ng "--$stressor" 1 "--$stressor-ops" "$ops" \
+		--metrics-brief 2>&1) || rc=$?
+	metrics=$(awk -v s="$stressor" '$2 == "metrc:" && $4 == s {
+		printf "bogo_ops=%s real_s=%s usr_s=%s sys_s=%s ops_per_s=%s",
+			$5, $6, $7, $8, $9 }' <<< "$out")
+	# stress-ng's reason, e.g. "numa: no NUMA nodes found, skipping test".
+	[[ -n $metrics ]] || metrics="skipped=$(grep -m1 'skipping' <<< "$out" |
+		sed 's/.*\] [a-z-]*: //; s/[^A-Za-z0-9]\{1,\}/-/g')"
+
+	emit "tool=stress-ng run=$label stressor=$stressor status=$rc $metrics"
+}
+
+suite_stress() {
+	local stressor ops
+	for stressor in "epoll $(scale 4000 2000)" "prctl $(scale 1000 500)" \
+		"numa $(scale 20 10)"; do
+		# shellcheck disable=SC2086 # "name ops"
+		{
+			stress_run plain $stressor
+			stress_run numa-enabled $stressor numab-run --enable --
+		}
+	done
+	ops=$(scale 4000 2000)
+	stress_run minwait200 epoll "$ops" env LD_PRELOAD="$LIBMINWAIT" \
+		MINWAIT_US=200
+	local out
+	out=$(perf bench epoll wait -t 1 -r "$(scale 2 1)" 2>&1)
+	emit "tool=perf-bench-epoll-wait threads=1" \
+		"$(awk '/^Averaged/ { gsub(/[%),]/, "", $5)
+			printf "ops_per_s=%s spread_pct=%s", $2, $5 }' <<< "$out")"
+	out=$(perf bench epoll ctl -t 1 -r "$(scale 2 1)" 2>&1)
+	emit "tool=perf-bench-epoll-ctl threads=1" \
+		"$(awk '/^Averaged/ { printf "%s_ops=%s ", tolower($3), $2 }' <<< "$out")"
+	emit "tool=counters-after counters=$(counters)"
 }
 
 suite_numa() {
 	local mib=64 seconds mode test
-	seconds=$(scale 8 4)
+	seconds=$(scale 3 2)
 	echo 1 > /proc/sys/kernel/numa_balancing
 	# Scan soon and often, so that a few seconds show the steady state.
 	echo 100 > "$NUMA_DEBUGFS/scan_delay_ms"
@@ -143,9 +275,9 @@ suite_numa() {
 }
 
 case $suite in
-	info | unused | rr | memc | numa) "suite_$suite" ;;
+	info | unused | epcall | rr | memc | redis | stress | numa) "suite_$suite" ;;
 	*)
-		echo "usage: $0 info|unused|rr|memc|numa [--quick]" >&2
+		echo "usage: $0 info|unused|epcall|rr|memc|redis|stress|numa [--quick]" >&2
 		exit 64
 		;;
 esac

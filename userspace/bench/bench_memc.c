@@ -9,12 +9,11 @@
  * second, round robin over CONNS connections (request k at start + k /
  * RATE), and reads the replies on an epoll instance of its own. Prints
  * one line of key=value: throughput, the server's voluntary and
- * involuntary context switches and CPU time per request (all of its
- * threads, from /proc/SERVER_PID/task/), and the request latency
- * p50/p99/p99.9 in microseconds.
+ * involuntary context switches (all of its threads, from
+ * /proc/SERVER_PID/task/) and CPU time (its process CPU clock, ns) per
+ * request, and the request latency p50/p99/p99.9 in microseconds.
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -33,12 +32,6 @@ struct conn {
 	int fd;
 	long replies;		/* complete replies so far */
 	unsigned int matched;	/* bytes of reply_end matched so far */
-};
-
-struct server_usage {
-	uint64_t cpu_ticks;
-	long nvcsw;
-	long nivcsw;
 };
 
 static struct conn conns[MAX_CONNS];
@@ -74,55 +67,6 @@ static void store_keys(int fd)
 		    memcmp(reply, "STORED\r\n", 8))
 			bench_die("set k%d: unexpected reply", k);
 	}
-}
-
-/* Sum of utime+stime and context switches over the threads of @pid. */
-static void server_usage_read(pid_t pid, struct server_usage *u)
-{
-	char path[320], line[512];
-	struct dirent *d;
-	DIR *dir;
-
-	memset(u, 0, sizeof(*u));
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	dir = opendir(path);
-	if (!dir)
-		bench_die("opendir %s", path);
-	while ((d = readdir(dir))) {
-		unsigned long ut, st;
-		char *p;
-		FILE *f;
-
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/stat", pid,
-			 d->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		/* Fields 14 and 15 follow the ")" that ends the name. */
-		p = fgets(line, sizeof(line), f) ? strrchr(line, ')') : NULL;
-		if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu",
-				&ut, &st) == 2)
-			u->cpu_ticks += ut + st;
-		fclose(f);
-		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", pid,
-			 d->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f)) {
-			long v;
-
-			if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1)
-				u->nvcsw += v;
-			else if (sscanf(line, "nonvoluntary_ctxt_switches: %ld",
-					&v) == 1)
-				u->nivcsw += v;
-		}
-		fclose(f);
-	}
-	closedir(dir);
 }
 
 /*
@@ -193,11 +137,10 @@ static long send_get(long k, long requests)
 
 int main(int argc, char **argv)
 {
-	struct server_usage u0, u1;
+	struct bench_proc_usage u0, u1;
 	struct epoll_event ev[BATCH];
 	long rate, requests, sent = 0, received = 0;
 	uint64_t interval, start, next, wall;
-	double tick_us = 1e6 / sysconf(_SC_CLK_TCK);
 	pid_t pid;
 	int ep;
 
@@ -235,7 +178,7 @@ int main(int argc, char **argv)
 	store_keys(conns[0].fd);
 
 	interval = 1000000000ull / rate;
-	server_usage_read(pid, &u0);
+	bench_proc_usage_read(pid, &u0);
 	start = bench_now_ns();
 	next = start;
 	while (received < requests) {
@@ -260,14 +203,14 @@ int main(int argc, char **argv)
 			received += receive(ev[i].data.u64, requests);
 	}
 	wall = bench_now_ns() - start;
-	server_usage_read(pid, &u1);
+	bench_proc_usage_read(pid, &u1);
 
 	qsort(latency_ns, requests, sizeof(*latency_ns), bench_cmp_u64);
-	printf("conns=%ld rate=%ld requests=%ld req_per_s=%.0f server_vcs_per_req=%.4f server_ivcs_per_req=%.4f server_cpu_us_per_req=%.2f lat_p50_us=%.1f lat_p99_us=%.1f lat_p999_us=%.1f\n",
+	printf("conns=%ld rate=%ld requests=%ld req_per_s=%.0f server_vcs_per_req=%.4f server_ivcs_per_req=%.4f server_cpu_us_per_req=%.3f lat_p50_us=%.1f lat_p99_us=%.1f lat_p999_us=%.1f\n",
 	       nconns, rate, requests, requests * 1e9 / wall,
 	       (double)(u1.nvcsw - u0.nvcsw) / requests,
 	       (double)(u1.nivcsw - u0.nivcsw) / requests,
-	       (u1.cpu_ticks - u0.cpu_ticks) * tick_us / requests,
+	       (u1.cpu_ns - u0.cpu_ns) / 1e3 / requests,
 	       bench_quantile(latency_ns, requests, 0.50) / 1e3,
 	       bench_quantile(latency_ns, requests, 0.99) / 1e3,
 	       bench_quantile(latency_ns, requests, 0.999) / 1e3);

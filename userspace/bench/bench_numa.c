@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * bench_numa: a working set first touched from one node's CPU, then used
- * from another node's CPU, with this process's NUMA balancing mode set by
- * prctl(PR_NUMA_BALANCING).
+ * bench_numa: a working set first placed on one node's memory, then used
+ * from a CPU of another node, with this process's NUMA balancing mode set
+ * by prctl(PR_NUMA_BALANCING).
  *
- *   bench_numa probe|stream default|disabled MIB SECONDS HOME_CPU FAR_CPU
+ *   bench_numa probe|stream default|disabled MIB SECONDS HOME_CPU FAR_NODE
  *
  * probe:  one timed touch per page, page after page, for SECONDS: the
  *         distribution of per-access times (a NUMA hint fault and a page
@@ -12,6 +12,9 @@
  * stream: sum and write back the whole set, pass after pass, for SECONDS:
  *         bytes per second
  *
+ * The set is first touched under set_mempolicy(MPOL_BIND, FAR_NODE), so
+ * FAR_NODE may be a node without CPUs; the policy is then reset to the
+ * default, and everything runs on HOME_CPU.
  * "default" leaves the mode alone (it follows kernel.numa_balancing);
  * "disabled" needs the numab_minwait module (exit 2 without it).
  * Also prints the NUMA hint faults and page migrations meanwhile (the
@@ -21,6 +24,7 @@
  */
 #define _GNU_SOURCE
 #include <math.h>
+#include <linux/mempolicy.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 
@@ -158,6 +162,15 @@ static void run_stream(uint64_t *buf, long pages, uint64_t start,
 	       (bench_now_ns() - start));
 }
 
+static void set_policy(int mode, int node)
+{
+	unsigned long mask = node < 0 ? 0 : 1UL << node;
+
+	if (syscall(SYS_set_mempolicy, mode, node < 0 ? NULL : &mask,
+		    node < 0 ? 0 : sizeof(mask) * 8))
+		bench_die("set_mempolicy(%d, node %d)", mode, node);
+}
+
 int main(int argc, char **argv)
 {
 	long mib, seconds, pages, faults0, migrated0, task_migrated0;
@@ -169,7 +182,7 @@ int main(int argc, char **argv)
 	if (argc != 7 || (strcmp(argv[1], "probe") && strcmp(argv[1], "stream")) ||
 	    (strcmp(argv[2], "default") && strcmp(argv[2], "disabled"))) {
 		fprintf(stderr,
-			"usage: %s probe|stream default|disabled MIB SECONDS HOME_CPU FAR_CPU\n",
+			"usage: %s probe|stream default|disabled MIB SECONDS HOME_CPU FAR_NODE\n",
 			argv[0]);
 		return 64;
 	}
@@ -186,15 +199,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 
-	/* First touch from the far node, then work from the home node. */
-	bench_pin(far);
+	/* First touch on the far node, then work from the home CPU. */
+	bench_pin(home);
 	buf = mmap(NULL, pages * PAGE, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (buf == MAP_FAILED)
 		bench_die("mmap");
 	madvise(buf, pages * PAGE, MADV_NOHUGEPAGE);
+	set_policy(MPOL_BIND, far);
 	memset(buf, 1, pages * PAGE);
-	bench_pin(home);
+	set_policy(MPOL_DEFAULT, -1);
 	if (getcpu(&cpu, &home_node))
 		bench_die("getcpu");
 

@@ -2,13 +2,20 @@
 /*
  * bench_rr: a request/response server on epoll and a client that sends
  * requests at a steady rate over several unix socket connections, in one
- * process (server thread on one CPU, client thread on another).
+ * process (a server thread and a client thread).
  *
- *   bench_rr MODE WAIT_US CONNS RATE REQUESTS [SERVER_CPU CLIENT_CPU]
+ *   bench_rr [-k K] [-t SLACK_NS] [-c SERVER_CPU,CLIENT_CPU]
+ *            MODE WAIT_US CONNS RATE REQUESTS
  *
- * MODE: plain   epoll_wait(-1) as it is
- *       sleep   sleep WAIT_US, then epoll_wait(-1) (the userspace hack)
- *       minwait EPOLL_CTL_MIN_WAIT of WAIT_US on the server's instance
+ * MODE: plain         epoll_wait(-1) as it is
+ *       sleep         sleep WAIT_US, then epoll_wait(-1) (the userspace hack)
+ *       minwait       EPOLL_CTL_MIN_WAIT of WAIT_US on the server's instance
+ *       minwait-first the same with EPOLL_MIN_WAIT_AFTER_FIRST
+ * -k K      also EPOLL_CTL_MIN_EVENTS of K (K > 0) on the server's instance
+ * -t NS     timer slack of both threads, PR_SET_TIMERSLACK (default 1 ns:
+ *           the sleep hack and the minimum wait end when asked, and the
+ *           client's pacing sleeps are exact)
+ * -c S,C    the CPUs of the server and the client thread (default 0,0)
  *
  * A request is 16 bytes (send time, sequence number); the server echoes
  * it. The client sends request k at start + k / RATE (absolute sleeps),
@@ -16,11 +23,14 @@
  *
  * Prints one line of key=value: throughput, the server thread's
  * epoll_wait calls, events per call, voluntary and involuntary context
- * switches and CPU time per request (getrusage(RUSAGE_THREAD)), and the
- * request latency p50/p99/p99.9 in microseconds.
- * Exits 2 when MODE is minwait and the kernel refuses EPOLL_CTL_MIN_WAIT.
+ * switches (getrusage(RUSAGE_THREAD)) and CPU time per request (the
+ * thread's CPU clock, ns; rusage's, us, as ru_cpu_us_per_req), and the
+ * request latency p50/p99/p99.9 in microseconds. When the kernel refuses
+ * an epoll_ctl() of the mode (no module, or an op it does not know), the
+ * line says refused=OP errno=NAME instead, and the exit status is 0.
  */
 #define _GNU_SOURCE
+#include <getopt.h>
 #include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
@@ -32,7 +42,14 @@
 #define MAX_CONNS	64
 #define BATCH		64
 
-enum mode { MODE_PLAIN, MODE_SLEEP, MODE_MINWAIT };
+enum mode { MODE_PLAIN, MODE_SLEEP, MODE_MINWAIT, MODE_MINWAIT_FIRST };
+
+static const char *const mode_names[] = {
+	[MODE_PLAIN] = "plain",
+	[MODE_SLEEP] = "sleep",
+	[MODE_MINWAIT] = "minwait",
+	[MODE_MINWAIT_FIRST] = "minwait-first",
+};
 
 struct request {
 	uint64_t sent_ns;
@@ -44,11 +61,13 @@ struct server_result {
 	long events;
 	long handled;
 	uint64_t wall_ns;
+	uint64_t cpu_ns;
 	struct bench_usage usage;
 };
 
 static enum mode mode;
-static long wait_us, conns, rate, requests;
+static long wait_us, conns, rate, requests, min_events;
+static unsigned long timer_slack_ns = 1;
 static int server_cpu, client_cpu;
 static int server_fd[MAX_CONNS], client_fd[MAX_CONNS];
 static int server_ep;
@@ -79,11 +98,12 @@ static void *server_main(void *arg)
 	struct timespec nap = { 0, wait_us * 1000 };
 	struct epoll_event ev[BATCH];
 	struct bench_usage u0, u1;
-	uint64_t t0;
+	uint64_t t0, c0;
 
 	(void)arg;
 	bench_pin(server_cpu);
 	bench_usage_read(RUSAGE_THREAD, &u0);
+	c0 = bench_thread_cpu_ns();
 	t0 = bench_now_ns();
 	while (server.handled < requests) {
 		int n;
@@ -102,6 +122,7 @@ static void *server_main(void *arg)
 			server.handled += serve_conn(ev[i].data.fd);
 	}
 	server.wall_ns = bench_now_ns() - t0;
+	server.cpu_ns = bench_thread_cpu_ns() - c0;
 	bench_usage_read(RUSAGE_THREAD, &u1);
 	bench_usage_sub(&server.usage, &u1, &u0);
 	return NULL;
@@ -196,42 +217,84 @@ static void client_main(void)
 
 static int parse_mode(const char *s)
 {
-	if (!strcmp(s, "plain"))
-		return MODE_PLAIN;
-	if (!strcmp(s, "sleep"))
-		return MODE_SLEEP;
-	if (!strcmp(s, "minwait"))
-		return MODE_MINWAIT;
+	for (size_t i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
+		if (!strcmp(s, mode_names[i]))
+			return i;
 	return -1;
+}
+
+static void print_params(void)
+{
+	printf("mode=%s wait_us=%ld min_events=%ld timer_slack_ns=%lu conns=%ld rate=%ld requests=%ld",
+	       mode_names[mode], wait_us, min_events, timer_slack_ns, conns,
+	       rate, requests);
+}
+
+/*
+ * epoll_ctl(@op) of @value on the server's instance; on a refusal, prints
+ * the result line that says so and returns -1.
+ */
+static int server_ctl(int op, const char *name, uint64_t value)
+{
+	struct epoll_event e = { .data.u64 = value };
+
+	if (epoll_ctl(server_ep, op, -1, &e) >= 0)
+		return 0;
+	print_params();
+	printf(" refused=%s errno=%s\n", name, strerrorname_np(errno));
+	return -1;
+}
+
+static void usage(const char *prog)
+{
+	fprintf(stderr,
+		"usage: %s [-k K] [-t SLACK_NS] [-c SERVER_CPU,CLIENT_CPU] plain|sleep|minwait|minwait-first WAIT_US CONNS RATE REQUESTS\n",
+		prog);
 }
 
 int main(int argc, char **argv)
 {
-	uint64_t s_cpu, s_cs;
+	uint64_t s_cs;
 	pthread_t thread;
-	int m;
+	int m, opt;
 
-	if (argc != 6 && argc != 8) {
-		fprintf(stderr,
-			"usage: %s plain|sleep|minwait WAIT_US CONNS RATE REQUESTS [SERVER_CPU CLIENT_CPU]\n",
-			argv[0]);
+	while ((opt = getopt(argc, argv, "k:t:c:")) != -1) {
+		switch (opt) {
+		case 'k':
+			min_events = atol(optarg);
+			break;
+		case 't':
+			timer_slack_ns = strtoul(optarg, NULL, 10);
+			break;
+		case 'c':
+			if (sscanf(optarg, "%d,%d", &server_cpu, &client_cpu) != 2) {
+				usage(argv[0]);
+				return 64;
+			}
+			break;
+		default:
+			usage(argv[0]);
+			return 64;
+		}
+	}
+	if (argc - optind != 5) {
+		usage(argv[0]);
 		return 64;
 	}
-	m = parse_mode(argv[1]);
-	wait_us = atol(argv[2]);
-	conns = atol(argv[3]);
-	rate = atol(argv[4]);
-	requests = atol(argv[5]);
-	server_cpu = argc == 8 ? atoi(argv[6]) : 0;
-	client_cpu = argc == 8 ? atoi(argv[7]) : 1;
-	if (m < 0 || wait_us < 0 || conns < 1 || conns > MAX_CONNS ||
-	    rate < 1 || requests < 1) {
+	m = parse_mode(argv[optind]);
+	wait_us = atol(argv[optind + 1]);
+	conns = atol(argv[optind + 2]);
+	rate = atol(argv[optind + 3]);
+	requests = atol(argv[optind + 4]);
+	if (m < 0 || wait_us < 0 || min_events < 0 || conns < 1 ||
+	    conns > MAX_CONNS || rate < 1 || requests < 1 || !timer_slack_ns) {
 		fprintf(stderr, "%s: bad arguments\n", argv[0]);
 		return 64;
 	}
 	mode = m;
-	/* The client's pacing sleeps are short: no timer slack. */
-	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+	/* Both threads inherit it: the same slack for every mode. */
+	if (prctl(PR_SET_TIMERSLACK, timer_slack_ns, 0, 0, 0))
+		bench_die("PR_SET_TIMERSLACK");
 
 	latency_ns = calloc(requests, sizeof(*latency_ns));
 	if (!latency_ns)
@@ -251,15 +314,14 @@ int main(int argc, char **argv)
 		if (epoll_ctl(server_ep, EPOLL_CTL_ADD, sv[0], &e))
 			bench_die("server epoll_ctl");
 	}
-	if (mode == MODE_MINWAIT && wait_us) {
-		struct epoll_event e = { .data.u64 = wait_us };
-
-		if (epoll_ctl(server_ep, EPOLL_CTL_MIN_WAIT, -1, &e) < 0) {
-			fprintf(stderr, "%s: EPOLL_CTL_MIN_WAIT: %s (module not loaded?)\n",
-				argv[0], strerror(errno));
-			return 2;
-		}
-	}
+	if (min_events &&
+	    server_ctl(EPOLL_CTL_MIN_EVENTS, "EPOLL_CTL_MIN_EVENTS", min_events))
+		return 0;
+	if (((mode == MODE_MINWAIT && wait_us) || mode == MODE_MINWAIT_FIRST) &&
+	    server_ctl(EPOLL_CTL_MIN_WAIT, "EPOLL_CTL_MIN_WAIT",
+		       wait_us | (mode == MODE_MINWAIT_FIRST ?
+				  EPOLL_MIN_WAIT_AFTER_FIRST : 0)))
+		return 0;
 
 	if (pthread_create(&thread, NULL, server_main, NULL))
 		bench_die("pthread_create");
@@ -267,16 +329,16 @@ int main(int argc, char **argv)
 	pthread_join(thread, NULL);
 
 	qsort(latency_ns, requests, sizeof(*latency_ns), bench_cmp_u64);
-	s_cpu = server.usage.cpu_ns;
 	s_cs = server.usage.nvcsw + server.usage.nivcsw;
-	printf("mode=%s wait_us=%ld conns=%ld rate=%ld requests=%ld req_per_s=%.0f epoll_calls_per_s=%.0f events_per_call=%.3f vcs_per_req=%.4f ivcs_per_req=%.4f cs_per_req=%.4f cpu_us_per_req=%.3f lat_p50_us=%.1f lat_p99_us=%.1f lat_p999_us=%.1f\n",
-	       argv[1], wait_us, conns, rate, requests,
+	print_params();
+	printf(" req_per_s=%.0f epoll_calls_per_s=%.0f events_per_call=%.3f vcs_per_req=%.4f ivcs_per_req=%.4f cs_per_req=%.4f cpu_us_per_req=%.4f ru_cpu_us_per_req=%.3f lat_p50_us=%.1f lat_p99_us=%.1f lat_p999_us=%.1f\n",
 	       requests * 1e9 / server.wall_ns,
 	       server.epoll_calls * 1e9 / server.wall_ns,
 	       (double)server.events / server.epoll_calls,
 	       (double)server.usage.nvcsw / requests,
 	       (double)server.usage.nivcsw / requests,
-	       (double)s_cs / requests, s_cpu / 1e3 / requests,
+	       (double)s_cs / requests, server.cpu_ns / 1e3 / requests,
+	       server.usage.cpu_ns / 1e3 / requests,
 	       bench_quantile(latency_ns, requests, 0.50) / 1e3,
 	       bench_quantile(latency_ns, requests, 0.99) / 1e3,
 	       bench_quantile(latency_ns, requests, 0.999) / 1e3);

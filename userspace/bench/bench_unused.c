@@ -243,7 +243,7 @@ int main(int argc, char **argv)
 			best = m;
 	}
 
-	printf("test=%s iters=%ld repeats=%ld ns_per_op=%.1f cpu_ns_per_op=%.1f cs_per_op=%.4f faults_per_op=%.4f",
+	printf("test=%s iters=%ld repeats=%ld ns_per_op=%.3f cpu_ns_per_op=%.3f cs_per_op=%.4f faults_per_op=%.4f",
 	       tests[i].name, iters, repeats, (double)best.wall_ns / iters,
 	       (double)best.cpu_ns / iters, (double)best.cs / iters,
 	       (double)best.faults / iters);

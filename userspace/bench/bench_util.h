@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers shared by the bench programs: CPU pinning, clocks, getrusage
- * deltas, a perf counter when the guest has one, and the one-line
+ * deltas, another process's CPU time and context switches, a perf counter
+ * when the guest has one, and the one-line
  * "key=value" result format that scripts/bench-report.sh reads.
  * Include it after defining _GNU_SOURCE.
  */
 #ifndef BENCH_UTIL_H
 #define BENCH_UTIL_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -53,6 +55,18 @@ static inline uint64_t bench_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
 }
 
+/*
+ * CPU time of the calling thread: the scheduler's runtime in ns (getrusage
+ * reports it in us, split into user and system time by tick samples).
+ */
+static inline uint64_t bench_thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
 static inline uint64_t bench_tv_ns(const struct timeval *tv)
 {
 	return (uint64_t)tv->tv_sec * 1000000000ull + tv->tv_usec * 1000ull;
@@ -89,6 +103,54 @@ static inline void bench_usage_sub(struct bench_usage *d,
 	d->nvcsw = a->nvcsw - b->nvcsw;
 	d->nivcsw = a->nivcsw - b->nivcsw;
 	d->minflt = a->minflt - b->minflt;
+}
+
+/* What another process (all of its threads) has used so far. */
+struct bench_proc_usage {
+	uint64_t cpu_ns;	/* its process CPU clock */
+	long nvcsw;
+	long nivcsw;
+};
+
+static inline void bench_proc_usage_read(pid_t pid,
+					 struct bench_proc_usage *u)
+{
+	char path[320], line[256];
+	struct timespec ts;
+	struct dirent *d;
+	clockid_t clk;
+	DIR *dir;
+
+	memset(u, 0, sizeof(*u));
+	if (clock_getcpuclockid(pid, &clk) || clock_gettime(clk, &ts))
+		bench_die("CPU clock of pid %d", pid);
+	u->cpu_ns = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		bench_die("opendir %s", path);
+	while ((d = readdir(dir))) {
+		FILE *f;
+
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", pid,
+			 d->d_name);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			long v;
+
+			if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1)
+				u->nvcsw += v;
+			else if (sscanf(line, "nonvoluntary_ctxt_switches: %ld",
+					&v) == 1)
+				u->nivcsw += v;
+		}
+		fclose(f);
+	}
+	closedir(dir);
 }
 
 /*
