@@ -6,8 +6,11 @@
 #
 #   bench-programs  static bench programs and the guest driver in
 #                   build/bench/bin (qemu/run --add ...:/opt/bench)
-#   bench           builds the stock kernel too, boots each kernel in turn,
-#                   writes build/bench/results.md and build/bench/*.png
+#   bench           builds the stock kernel too, boots each kernel in turn
+#                   under qemu/run --icount, writes build/bench/results.md
+#                   and build/bench/*.png from build/bench/raw/
+#   bench-report    docs/benchmarks.md and docs/bench-*.png again from the
+#                   committed raw results in docs/bench-raw/
 
 BENCH_SRC := $(CURDIR)/userspace/bench
 BENCH_BIN := $(BUILD)/bench/bin
@@ -16,7 +19,7 @@ BENCH_PROGS := bench_unused bench_rr bench_numa bench_memc bench_epcall \
 BENCH_CFLAGS := -O2 -g -Wall -Wextra -Werror -I$(CURDIR)/userspace/include \
 	-static -pthread
 
-.PHONY: bench bench-programs
+.PHONY: bench bench-programs bench-report
 
 bench-programs: $(addprefix $(BENCH_BIN)/,$(BENCH_PROGS) bench-guest.sh)
 
@@ -33,3 +36,7 @@ $(BENCH_BIN)/bench-guest.sh: $(BENCH_SRC)/bench-guest.sh | $(BENCH_BIN)
 
 bench: initramfs bench-programs
 	@scripts/bench.sh $(if $(filter 1,$(QUICK)),--quick)
+
+bench-report:
+	@scripts/bench-report.sh --raw docs/bench-raw --md docs/benchmarks.md \
+		--plots docs

@@ -10,19 +10,22 @@
 #   B  patched (build/kernel), module not loaded
 #   C  patched, numab_minwait loaded, no process using either feature
 #
-# The min-wait, memcached and NUMA suites need the module: they run on C.
-# Expects `make initramfs bench-programs` done (the Makefile's bench
-# target does it); builds the stock kernel itself (cached).
+# Every guest runs under qemu/run --icount (one vCPU, a memory-only second
+# NUMA node): guest time counts instructions, so results do not depend on
+# the host's load and boots can run side by side (--jobs).
+# The feature suites (epcall, rr, memc, redis, stress, numa) need the
+# module: they run on C. Expects `make initramfs bench-programs` done (the
+# Makefile's bench target does it); builds the stock kernel itself (cached).
 set -euo pipefail
 
 usage() {
 	cat <<USAGE
-usage: $0 [--quick] [--rounds N] [--stage DIR] [--userspace DIR] [--stock DIR]
+usage: $0 [--quick] [--rounds N] [--jobs N] [--stage DIR] [--userspace DIR] [--stock DIR]
 
-  --quick     fewer iterations and rounds (under 10 minutes once the
-              kernels are built)
-  --rounds N  interleaved rounds per suite (default 5; --quick: 5 for the
-              unused-cost suite, 3 for the others)
+  --quick     fewer iterations (under 10 minutes once the kernels are built)
+  --rounds N  interleaved rounds per suite (default 3 for the unused-cost
+              suite, 2 for the others; --quick: 2 and 2)
+  --jobs N    guests booted side by side (default 2, the host's cores)
   --stage DIR      modules of the patched kernel with numab_minwait.ko
                    (default build/stage, from make stage)
   --userspace DIR  the project's guest programs (default build/userspace)
@@ -31,12 +34,13 @@ usage: $0 [--quick] [--rounds N] [--stage DIR] [--userspace DIR] [--stock DIR]
 USAGE
 }
 
-invocation="scripts/bench.sh${*:+ $*}"
-quick=0 rounds="" stage=build/stage userspace=build/userspace stock=""
+invocation="make bench${*:+ ($*)}"
+quick=0 rounds="" jobs=2 stage=build/stage userspace=build/userspace stock=""
 while (($#)); do
 	case "$1" in
-	--quick) quick=1; shift ;;
+	--quick) quick=1; invocation="make bench QUICK=1"; shift ;;
 	--rounds) rounds="$2"; shift 2 ;;
+	--jobs) jobs="$2"; shift 2 ;;
 	--stage) stage="$2"; shift 2 ;;
 	--userspace) userspace="$2"; shift 2 ;;
 	--stock) stock="$2"; shift 2 ;;
@@ -49,13 +53,14 @@ repo=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo"
 out=build/bench
 raw=$out/raw
-unused_rounds=${rounds:-5}
-feature_rounds=${rounds:-$((quick ? 3 : 5))}
+unused_rounds=${rounds:-$((quick ? 2 : 3))}
+feature_rounds=${rounds:-2}
 guest_quick=()
 ((quick)) && guest_quick=(--quick)
 
-# Host tools for the report and the real server for the guest image.
-packages=(gnuplot-nox memcached binutils python3)
+# Host tools for the report, and the servers and tools for the guest image.
+packages=(gnuplot-nox memcached redis-tools stress-ng linux-perf binutils
+	python3)
 missing=()
 for pkg in "${packages[@]}"; do
 	status=$(dpkg-query -W -f '${db:Status-Status}' "$pkg" 2>/dev/null || true)
@@ -82,15 +87,20 @@ if [[ -z $stock ]]; then
 	stock=build/kernel-stock
 fi
 
-# One image for every boot: the patched kernel's modules (never loaded on
-# A or B), the project's programs and libminwait.so, and memcached with its
-# shared libraries (mkinitramfs installs each ELF of bin/ with them).
+# One image for every boot, only for the benchmarks (the test image of
+# make check stays as it is): the patched kernel's modules (never loaded
+# on A or B), the project's programs and libminwait.so, and Debian's
+# servers and tools (mkinitramfs installs each ELF of bin/ with its shared
+# libraries). redis-tools' redis-check-rdb is redis-server itself: it acts
+# by the name it runs under.
 kver=$(cat build/kernel/kernel.release)
 image_dir=$out/userspace
 rm -rf "$image_dir"
 mkdir -p "$image_dir"
 cp -a "$userspace/." "$image_dir/"
-cp /usr/bin/memcached "$image_dir/bin/"
+cp /usr/bin/memcached /usr/bin/redis-benchmark /usr/bin/stress-ng \
+	/usr/bin/perf "$image_dir/bin/"
+cp /usr/bin/redis-check-rdb "$image_dir/bin/redis-server"
 qemu/mkinitramfs --kver "$kver" --stage "$stage" --userspace "$image_dir" \
 	--out "$out/initramfs.img"
 
@@ -99,13 +109,17 @@ declare -A kernel_image=(
 	[B]=build/kernel/obj/arch/x86/boot/bzImage
 	[C]=build/kernel/obj/arch/x86/boot/bzImage
 )
-qemu_common=(--cpus 2 --nodes 2 --mem 1G --timeout 900
+# norandmaps: no address-space randomization, so that a process costs the
+# same instructions in every boot (fork+execl: 0.3% apart between two
+# boots with it, 0.01% without).
+readonly GUEST=(--icount --nodes 2 --mem 1G --append norandmaps)
+qemu_common=("${GUEST[@]}" --timeout 1800
 	--initramfs "$out/initramfs.img" --add "$out/bin:/opt/bench")
 
 # boot KERNEL ROUND FILE SUITE...: one guest boot running the suites;
 # its BENCH lines, tagged with the kernel, go to FILE.
 boot() {
-	local k=$1 round=$2 file=$3 suite script="" opts=()
+	local k=$1 round=$2 file=$3 suite script="" opts=() rc=0
 	shift 3
 	for suite in info "$@"; do
 		script+="/opt/bench/bench-guest.sh $suite ${guest_quick[*]}; "
@@ -113,30 +127,60 @@ boot() {
 	[[ $k == C ]] && opts+=(--preload)
 	echo "bench: round $round kernel $k: $*"
 	qemu/run "${qemu_common[@]}" --kernel "${kernel_image[$k]}" "${opts[@]}" \
+		--log "$out/logs/${file##*/}.log" \
 		-- env "BENCH_ROUND=$round" bash -ec "$script" |
-		sed -n "s/^BENCH /BENCH kernel=$k /p" >"$file"
-	grep -q "suite=info" "$file" || {
-		echo "bench: no results from kernel $k round $round" >&2
-		exit 1
-	}
+		sed -n "s/^BENCH /BENCH kernel=$k /p" >"$file" || rc=$?
+	if ((rc)) || ! grep -q "suite=info" "$file"; then
+		echo "bench: kernel $k round $round failed (status $rc; log: $out/logs/${file##*/}.log)" >&2
+		return 1
+	fi
 }
 
-rm -rf "$raw"
-mkdir -p "$raw"
+rm -rf "$raw" "$out/logs" "$out/failed"
+mkdir -p "$raw" "$out/logs"
+# The boots, in interleaved order: "KERNEL ROUND FILE SUITE...". The
+# feature suites take two boots per round, so that they run side by side.
+runs=()
+for ((r = 1; r <= unused_rounds || r <= feature_rounds; r++)); do
+	if ((r <= unused_rounds)); then
+		for k in A B C; do
+			runs+=("$k $r $raw/unused-$k-$r.txt unused")
+		done
+	fi
+	if ((r <= feature_rounds)); then
+		runs+=("C $r $raw/rr-C-$r.txt epcall rr")
+		runs+=("C $r $raw/servers-C-$r.txt memc redis stress numa")
+	fi
+done
 start=$(date +%s)
-for ((r = 1; r <= unused_rounds; r++)); do
-	for k in A B C; do
-		boot "$k" "$r" "$raw/unused-$k-$r.txt" unused
+for run in "${runs[@]}"; do
+	while (($(jobs -rp | wc -l) >= jobs)); do
+		wait -n || true
 	done
+	# shellcheck disable=SC2086 # "KERNEL ROUND FILE SUITE..."
+	{ boot $run || touch "$out/failed"; } &
 done
-for ((r = 1; r <= feature_rounds; r++)); do
-	boot C "$r" "$raw/features-C-$r.txt" rr memc numa
-done
+wait
+[[ ! -e $out/failed ]] || { echo "bench: a guest run failed" >&2; exit 1; }
 echo "bench: guest runs took $(($(date +%s) - start)) s"
 
+# What the report says about this run, kept with the raw lines so that
+# scripts/bench-report.sh regenerates the same report from them.
+{
+	echo "command: $invocation"
+	echo "finished: $(date -u '+%Y-%m-%d %H:%M UTC')"
+	echo "guest runs: $(($(date +%s) - start)) s wall, $jobs at a time"
+	echo "machine: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(nproc) CPUs, $(free -g | awk '/^Mem:/ {print $2}') GiB, host kernel $(uname -r)"
+	echo "qemu: $(qemu-system-x86_64 --version | head -n1)"
+	echo "guest: qemu/run ${GUEST[*]} (1 vCPU; node 1 memory only; no ASLR)"
+	echo "host load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
+	for tool in memcached redis-tools stress-ng linux-perf; do
+		echo "package $tool: $(dpkg-query -W -f '${Version}' "$tool")"
+	done
+} >"$raw/run.txt"
 scripts/bench-hooks.sh "$stock/obj/vmlinux" build/kernel/obj/vmlinux \
-	>"$out/hooks.md"
-scripts/bench-report.sh --raw "$raw" --hooks "$out/hooks.md" \
-	--command "$invocation (host load average at the end: $(cut -d' ' -f1-3 /proc/loadavg))" \
-	--out "$out"
+	>"$raw/hooks.md"
+scripts/bench-report.sh --raw "$raw" --md "$out/results.md" --plots "$out"
 echo "bench: wrote $out/results.md and $out/bench-*.png"
+echo "bench: to publish this run: rm -rf docs/bench-raw/*.txt docs/bench-raw/hooks.md &&" \
+	"cp $raw/* docs/bench-raw/ && make bench-report"

@@ -1,0 +1,777 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Turn the raw results of scripts/bench.sh into the benchmark report.
+
+    python3 scripts/bench_report.py RAW_DIR MD_FILE DAT_DIR
+
+RAW_DIR holds the BENCH lines of every guest boot (*.txt), run.txt (how
+and where the run was made), hooks.md (scripts/bench-hooks.sh) and,
+optionally, summary.md (a person's reading of the run, included as is).
+Writes the markdown report to MD_FILE and the plot data to DAT_DIR (for
+the gnuplot scripts scripts/bench-*.gp). The output depends on RAW_DIR
+only: the same raw files give the same report, byte for byte.
+"""
+
+import glob
+import math
+import os
+import statistics
+import sys
+
+REFUSED = "n/a (kernel refuses)"
+
+
+def load(raw):
+    rows = []
+    for path in sorted(glob.glob(os.path.join(raw, "*.txt"))):
+        if os.path.basename(path) == "run.txt":
+            continue
+        with open(path) as f:
+            for line in f:
+                if not line.startswith("BENCH "):
+                    continue
+                rows.append(dict(w.split("=", 1) for w in line.split()[1:]
+                                 if "=" in w))
+    return rows
+
+
+def read_run(raw):
+    run = {}
+    path = os.path.join(raw, "run.txt")
+    if os.path.exists(path):
+        with open(path) as f:
+            for line in f:
+                key, _, value = line.rstrip("\n").partition(": ")
+                run[key] = value
+    return run
+
+
+def num(v):
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+class Rows:
+    def __init__(self, rows):
+        self.rows = rows
+
+    def select(self, **want):
+        return [r for r in self.rows
+                if all(r.get(k) == v for k, v in want.items())]
+
+
+def vals(rs, key):
+    return [v for v in (num(r.get(key)) for r in rs) if v is not None]
+
+
+def med(rs, key):
+    v = vals(rs, key)
+    return statistics.median(v) if v else None
+
+
+def rng(rs, key):
+    v = vals(rs, key)
+    return (min(v), max(v)) if v else (None, None)
+
+
+def spread_pct(rs, key):
+    """(max - min) / median over the rounds, in percent."""
+    v = vals(rs, key)
+    m = med(rs, key)
+    if not v or not m:
+        return None
+    return (max(v) - min(v)) / m * 100
+
+
+def fmt(v, digits=1):
+    return "n/a" if v is None else f"{v:.{digits}f}"
+
+
+def refused(rs):
+    return any("refused" in r for r in rs)
+
+
+def cell(rs, key, digits=1, spread=False):
+    """Median over the rounds, with [min..max] when asked."""
+    if not rs:
+        return "not run"
+    if refused(rs):
+        return REFUSED
+    m = med(rs, key)
+    if not spread or m is None:
+        return fmt(m, digits)
+    lo, hi = rng(rs, key)
+    if len(vals(rs, key)) < 2:
+        return fmt(m, digits)
+    return f"{fmt(m, digits)} [{fmt(lo, digits)}..{fmt(hi, digits)}]"
+
+
+def pct(x):
+    return f"{(x - 1) * 100:+.3f}%"
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def rounds_of(rs):
+    return sorted({r["round"] for r in rs}, key=int)
+
+
+# --- the report --------------------------------------------------------------
+
+UNUSED_TESTS = [
+    ("pipe", "pipe throughput (512 B write+read)"),
+    ("pingpong", "pipe ping-pong, 2 processes"),
+    ("getppid", "getppid syscall"),
+    ("fork", "fork + _exit + waitpid"),
+    ("execl", "fork + execl + waitpid"),
+    ("epoll", "epoll_wait(-1), always-ready eventfd"),
+    ("fault", "page fault (mmap, touch, munmap)"),
+    ("cpuloop", "CPU loop, NUMA balancing on (tick path)"),
+]
+
+
+def mode_label(mode, wait_us, min_events="0"):
+    if mode == "plain":
+        label = "plain epoll_wait()"
+    elif mode == "sleep":
+        label = f"sleep hack: nanosleep {wait_us} us, then epoll_wait()"
+    elif mode == "minwait":
+        label = f"EPOLL_CTL_MIN_WAIT {wait_us} us"
+    else:
+        label = f"EPOLL_CTL_MIN_WAIT {wait_us} us + AFTER_FIRST"
+    if min_events not in (None, "0"):
+        label += f", EPOLL_CTL_MIN_EVENTS {min_events}"
+    return label
+
+
+class Report:
+    def __init__(self, raw, dat):
+        self.db = Rows(load(raw))
+        self.run = read_run(raw)
+        self.raw = raw
+        self.dat = dat
+        self.md = []
+
+    def w(self, *lines):
+        self.md.extend(lines)
+
+    def dat_file(self, name, lines):
+        with open(os.path.join(self.dat, name), "w") as f:
+            f.write("".join(line + "\n" for line in lines))
+
+    # -- header -----------------------------------------------------------
+
+    def header(self):
+        run = self.run
+        self.w("# Benchmarks", "",
+               "`make bench` measures, side by side in one run, what the "
+               "hook series costs when nothing uses it and what the two "
+               "features do when something does. It is not part of `make "
+               "check`. This page is generated: `make bench-report` "
+               "rewrites it, and its plots, from the raw results of the "
+               "run in `docs/bench-raw/`.", "",
+               "```sh",
+               "make bench           # the full run (see below for its time)",
+               "make bench QUICK=1   # fewer iterations: under 10 minutes "
+               "once the kernels are built",
+               "make bench-report    # this page again from docs/bench-raw/",
+               "```", "",
+               "It builds what it needs (the patched kernel, module and "
+               "guest programs through `make initramfs`; the stock kernel "
+               "through `scripts/build-kernel.sh --name kernel-stock`, "
+               "cached like the other; the static bench programs of "
+               "`userspace/bench/` into `build/bench/bin`), makes one guest "
+               "image for every boot (the project's image plus Debian's "
+               "`memcached`, `redis-server`, `redis-benchmark`, `stress-ng` "
+               "and `perf`, only in the bench image), boots each kernel "
+               "and writes `build/bench/results.md` and "
+               "`build/bench/bench-*.png` from the raw `BENCH` lines in "
+               "`build/bench/raw/`. To publish a run, copy its raw folder "
+               "to `docs/bench-raw/` and run `make bench-report`.", "",
+               "| kernel | what |", "|---|---|",
+               "| A | stock Debian 6.1 (`linux-source-6.1`), same "
+               "`qemu/guest.config`, no patch |",
+               "| B | patched (`hooks.patch`), `numab_minwait` not loaded |",
+               "| C | patched, `numab_minwait` loaded (`qemu/run "
+               "--preload`), no process using either feature unless the "
+               "test says so |", "")
+        self.w("## How the figures are measured", "",
+               "Every guest runs under `qemu/run --icount`: QEMU's TCG with "
+               "`-icount shift=0,sleep=off,align=off`, one vCPU, and a "
+               "second NUMA node with memory and no CPU (`--nodes 2`), "
+               "booted with `norandmaps` (no address-space randomization, "
+               "so that a process costs the same in every boot). The "
+               "guest's clock then counts the instructions it executes, "
+               "**1 ns per instruction**, and skips idle time. Every time "
+               "below is guest time: a count of instructions (user and "
+               "kernel, interrupts included), the same whatever the host's "
+               "load, so boots run two at a time. It measures path "
+               "length, which is what a load-and-branch hook or a "
+               "per-event wake-up adds; it does not model caches, TLBs, "
+               "branch prediction or memory stalls (every instruction "
+               "costs the same), so it says nothing about the cache "
+               "footprint of a change, and absolute times are not those of "
+               "real hardware. A guest of two vCPUs does not boot under "
+               "`-icount` with QEMU 7.2 (the second vCPU stops being run "
+               "while the boot CPU waits for it), hence one vCPU: server "
+               "and client share it, as they did before.", "",
+               "Counts (context switches, faults, epoll_wait calls, events "
+               "per call, hint faults, migrations) are what the guest "
+               "kernel did. CPU time per request is the server thread's "
+               "CPU clock (`CLOCK_THREAD_CPUTIME_ID`, the scheduler's "
+               "runtime in ns; for memcached and redis the process CPU "
+               "clock of the server); `getrusage()` of the same thread "
+               "reports the same runtime in microseconds "
+               "(check: section 2). Each suite runs in several rounds, "
+               "each round a separate boot, its modes in an order that "
+               "rotates per round; a figure is the median over the rounds, "
+               "with [min..max] where shown, and *spread* is "
+               "(max - min) / median.", "")
+        self.w("## The run", "")
+        for key in ("command", "finished", "guest runs", "machine", "qemu",
+                    "guest", "host load average at the end"):
+            if key in run:
+                self.w(f"- {key}: {run[key]}")
+        pkgs = [f"{k[len('package '):]} {v}" for k, v in sorted(run.items())
+                if k.startswith("package ")]
+        if pkgs:
+            self.w(f"- Debian packages in the guest: {', '.join(pkgs)}")
+        for k, label in (("A", "stock"), ("B", "patched, no module"),
+                         ("C", "patched + module")):
+            i = self.db.select(suite="info", kernel=k)
+            if i:
+                r = i[0]
+                self.w(f"- {k} ({label}): `{r.get('kernel')}`, "
+                       f"numa_balancing={r.get('numa_balancing')}, nodes "
+                       f"{r.get('nodes_online')} (CPUs on node "
+                       f"{r.get('nodes_with_cpus')}), module "
+                       f"{r.get('module')}, counters "
+                       f"`{r.get('counters')}`")
+        self.w("")
+        summary = os.path.join(self.raw, "summary.md")
+        if os.path.exists(summary):
+            with open(summary) as f:
+                self.w(f.read().rstrip("\n"), "")
+
+    # -- 1. unused -------------------------------------------------------------
+
+    def unused(self):
+        self.w("## 1. Cost when unused", "")
+        un = self.db.select(suite="unused")
+        if not un:
+            self.w("Missing: no bench_unused results.", "")
+            return
+        rounds = rounds_of(un)
+        self.w(f"`bench_unused`, {len(rounds)} rounds, each booting A, B "
+               f"and C in turn; every test a fixed number of iterations, "
+               f"fastest of {un[0].get('repeats')} within a boot. Time per "
+               "op is guest time: instructions. B vs A and C vs A: the "
+               "kernel's time per op over stock's in the same round, "
+               "median [min..max] over the rounds, as a change in percent "
+               "(+ is more instructions). A's spread: of its own times over "
+               "the rounds. The total is the geometric mean over the tests "
+               "of the median ratios, with [min..max] of the per-round "
+               "geometric means.", "")
+        self.w("| test | ctx sw/op A / B / C | faults/op A / B / C | A ns/op "
+               "| A spread | B vs A | C vs A |",
+               "|---|---|---|---|---|---|---|")
+        med_ratio = {"B": [], "C": []}
+        per_round = {"B": {}, "C": {}}
+        plot = []
+        for test, desc in UNUSED_TESTS:
+            per = {k: self.db.select(suite="unused", test=test, kernel=k)
+                   for k in "ABC"}
+            if not per["A"]:
+                continue
+            cs = " / ".join(fmt(med(per[k], "cs_per_op"), 3) for k in "ABC")
+            fl = " / ".join(fmt(med(per[k], "faults_per_op"), 3)
+                            for k in "ABC")
+            cells = []
+            line = [test]
+            for k in "BC":
+                ratios = []
+                for rnd in rounds:
+                    a = vals([r for r in per["A"] if r["round"] == rnd],
+                             "ns_per_op")
+                    b = vals([r for r in per[k] if r["round"] == rnd],
+                             "ns_per_op")
+                    if a and b:
+                        ratios.append(b[0] / a[0])
+                        per_round[k].setdefault(rnd, []).append(b[0] / a[0])
+                if not ratios:
+                    cells.append("n/a")
+                    line += ["0", "0", "0"]
+                    continue
+                m = statistics.median(ratios)
+                med_ratio[k].append(m)
+                cells.append(f"{pct(m)} [{pct(min(ratios))}.."
+                             f"{pct(max(ratios))}]")
+                line += [f"{(x - 1) * 100:.4f}"
+                         for x in (m, min(ratios), max(ratios))]
+            plot.append(" ".join(line))
+            self.w(f"| {desc} | {cs} | {fl} | "
+                   f"{fmt(med(per['A'], 'ns_per_op'), 2)} | "
+                   f"{fmt(spread_pct(per['A'], 'ns_per_op'), 3)}% | "
+                   f"{cells[0]} | {cells[1]} |")
+        tot = []
+        for k in "BC":
+            if not med_ratio[k]:
+                tot.append("n/a")
+                continue
+            rg = [geomean(v) for _, v in sorted(per_round[k].items())
+                  if len(v) == len(med_ratio[k])]
+            tot.append(f"**{pct(geomean(med_ratio[k]))}**" +
+                       (f" [{pct(min(rg))}..{pct(max(rg))}]" if rg else ""))
+        self.w(f"| **total (geometric mean)** | | | | | {tot[0]} | "
+               f"{tot[1]} |", "")
+        self.dat_file("bench-unused.dat", plot)
+        self.w("![instructions per op vs stock](bench-unused.png)", "")
+        self.w("### Hook sites in the built kernels (objdump)", "")
+        hooks = os.path.join(self.raw, "hooks.md")
+        if os.path.exists(hooks):
+            with open(hooks) as f:
+                self.w(f.read().rstrip("\n"), "")
+
+    # -- 2. min-wait -----------------------------------------------------------
+
+    def epcall(self):
+        ep = self.db.select(suite="epcall")
+        self.w("### One epoll_wait() call that returns at once", "")
+        if not ep:
+            self.w("Missing: no bench_epcall results.", "")
+            return
+        self.w(f"`bench_epcall`: ITEMS always-ready eventfds (counter 1, "
+               f"never read) on one instance, "
+               f"{ep[0].get('iters')} calls of `epoll_wait(maxevents, "
+               "timeout -1)` in a loop, fastest of 3 within a boot; each "
+               "call returns at once because its batch target (maxevents, "
+               "or K) is ready. Guest ns per call = instructions, loop "
+               "included; kernel C, median [min..max] over the rounds.",
+               "")
+        self.w("| ready items | maxevents | instance | ns (instructions) "
+               "per call | vs plain |", "|---|---|---|---|---|")
+        for items, maxev in (("1", "1"), ("8", "8"), ("2", "8")):
+            base = med(self.db.select(suite="epcall", items=items,
+                                      maxevents=maxev, mode="plain"),
+                       "ns_per_call")
+            for mode in ("plain", "minwait", "minwait-first"):
+                for k in ("0", items):
+                    rs = self.db.select(suite="epcall", items=items,
+                                        maxevents=maxev, mode=mode,
+                                        min_events=k)
+                    if not rs or (k != "0" and k == maxev):
+                        continue
+                    label = ("plain" if mode == "plain" else
+                             mode_label(mode, rs[0]["wait_us"], k))
+                    m = med(rs, "ns_per_call")
+                    vs = ("" if mode == "plain" or refused(rs) or not base
+                          else pct(m / base))
+                    self.w(f"| {items} | {maxev} | {label} | "
+                           f"{cell(rs, 'ns_per_call', 2, True)} | {vs} |")
+        self.w("")
+
+    def rr_row(self, rs, rate, label, first_col=True):
+        c = [f"{rate}"] if first_col else []
+        if not rs:
+            return "| " + " | ".join(c + [label] + ["not run"] * 8) + " |"
+        if refused(rs):
+            r = rs[0]
+            why = f"{REFUSED}: {r.get('refused')} {r.get('errno')}"
+            return "| " + " | ".join(c + [label, why] + [""] * 7) + " |"
+        return "| " + " | ".join(c + [
+            label, cell(rs, "events_per_call", 2),
+            cell(rs, "vcs_per_req", 3), cell(rs, "ivcs_per_req", 3),
+            cell(rs, "cpu_us_per_req", 3, True),
+            cell(rs, "lat_p50_us"), cell(rs, "lat_p99_us"),
+            cell(rs, "lat_p999_us"),
+            cell(rs, "req_per_s", 0)]) + " |"
+
+    RR_HEAD = ("| req/s | mode | events/call | vol cs/req | invol cs/req | "
+               "CPU us/req [min..max] | p50 us | p99 us | p99.9 us | "
+               "req/s done |",
+               "|---|---|---|---|---|---|---|---|---|---|")
+
+    def rr_sel(self, rate, mode, wait_us, k="0"):
+        return self.db.select(suite="rr", rate=str(rate), mode=mode,
+                              wait_us=str(wait_us), min_events=k)
+
+    def rr(self):
+        rr = self.db.select(suite="rr")
+        self.w("## 2. The minimum wait", "")
+        self.epcall()
+        self.w("### Request/response: CPU per request against the sleep "
+               "hack", "")
+        if not rr:
+            self.w("Missing: no bench_rr results.", "")
+            return
+        r0 = rr[0]
+        self.w(f"`bench_rr`: a server thread (epoll, {r0.get('conns')} "
+               "unix-socket connections, each event read and echoed) and a "
+               "client thread sending 16-byte requests at a steady rate "
+               "(request k at start + k / rate) and timing each echo, both "
+               "on the one vCPU; "
+               f"{int(num(r0['requests']) / num(r0['rate']))} s of "
+               "requests per run. Timer slack of both threads "
+               f"{r0.get('timer_slack_ns')} ns (`PR_SET_TIMERSLACK`, the "
+               "same in every mode: the sleep hack's nanosleep and the "
+               "minimum wait both end when asked, where a default 50 us "
+               "slack would stretch the hack's 200 us to up to 250 us). "
+               "Server counts: `getrusage(RUSAGE_THREAD)` of the server "
+               "thread; CPU: its thread CPU clock. Kernel C; median over "
+               "the rounds, CPU with [min..max].", "")
+        self.w(*self.RR_HEAD)
+        for rate in (5000, 20000, 40000):
+            for mode, us in (("plain", 0), ("sleep", 200), ("minwait", 200)):
+                self.w(self.rr_row(self.rr_sel(rate, mode, us), rate,
+                                   mode_label(mode, us)))
+        self.w("")
+        plot = []
+        for rate in (2000, 4000, 5000, 20000, 40000):
+            line = [str(rate)]
+            for mode, us in (("plain", 0), ("sleep", 200), ("minwait", 200)):
+                rs = self.rr_sel(rate, mode, us)
+                lo, hi = rng(rs, "cpu_us_per_req")
+                if refused(rs) or lo is None:
+                    break
+                line += [f"{med(rs, 'cpu_us_per_req'):.4f}", f"{lo:.4f}",
+                         f"{hi:.4f}"]
+            else:
+                plot.append(" ".join(line))
+        for rate in (5000, 20000, 40000):
+            s = self.rr_sel(rate, "sleep", 200)
+            mw = self.rr_sel(rate, "minwait", 200)
+            p = self.rr_sel(rate, "plain", 0)
+            if not (s and mw and p) or refused(mw):
+                continue
+            self.w(f"- {rate} req/s: min-wait 200 us vs the sleep hack: "
+                   f"CPU/req {pct(med(mw, 'cpu_us_per_req') / med(s, 'cpu_us_per_req'))}, "
+                   f"vs plain {pct(med(mw, 'cpu_us_per_req') / med(p, 'cpu_us_per_req'))}; "
+                   f"events/call {fmt(med(mw, 'events_per_call'), 2)} vs "
+                   f"{fmt(med(s, 'events_per_call'), 2)}; p99 "
+                   f"{fmt(med(mw, 'lat_p99_us'))} vs "
+                   f"{fmt(med(s, 'lat_p99_us'))} us.")
+        self.w("", "![server CPU per request against the offered load "
+               "(2000 to 40000 requests/s)](bench-rr-rates.png)", "")
+        self.dat_file("bench-rr-rates.dat", plot)
+
+        self.w("### Low load: the timer from the first event", "")
+        self.w("At 2000 requests/s a request comes every 500 us: a minimum "
+               "wait timed from the call's start mostly ends before the "
+               "next request arrives; AFTER_FIRST times it from the first "
+               "ready event.", "")
+        self.w(*self.RR_HEAD)
+        for mode, us in (("plain", 0), ("sleep", 200), ("minwait", 200),
+                         ("minwait-first", 200)):
+            self.w(self.rr_row(self.rr_sel(2000, mode, us), 2000,
+                               mode_label(mode, us)))
+        self.w("")
+
+        self.w("### The sweep at 4000 requests/s: minimum wait M and batch "
+               "target K", "")
+        self.w(*self.RR_HEAD)
+        sweep = []
+        for mode, us, k in (("plain", 0, "0"), ("sleep", 200, "0"),
+                            ("minwait", 50, "0"), ("minwait", 100, "0"),
+                            ("minwait", 200, "0"), ("minwait", 500, "0"),
+                            ("minwait", 200, "2"), ("minwait", 200, "4"),
+                            ("minwait", 200, "8"),
+                            ("minwait-first", 200, "0"),
+                            ("minwait-first", 200, "2"),
+                            ("minwait-first", 200, "4"),
+                            ("minwait-first", 200, "8")):
+            rs = self.rr_sel(4000, mode, us, k)
+            self.w(self.rr_row(rs, 4000, mode_label(mode, us, k)))
+            if rs and not refused(rs) and k == "0" and mode != "minwait-first":
+                lo, hi = rng(rs, "cpu_us_per_req")
+                plo, phi = rng(rs, "lat_p99_us")
+                sweep.append(f"{mode} {us} {med(rs, 'cpu_us_per_req'):.4f} "
+                             f"{lo:.4f} {hi:.4f} {med(rs, 'lat_p99_us'):.1f} "
+                             f"{plo:.1f} {phi:.1f}")
+        self.w("", "![CPU per request and p99 against the minimum wait, "
+               "4000 requests/s](bench-minwait-sweep.png)", "")
+        self.dat_file("bench-minwait-sweep.dat",
+                      [s for s in sweep if not s.startswith("sleep")])
+        self.dat_file("bench-minwait-sleep.dat",
+                      [s for s in sweep if s.startswith("sleep")])
+        self.agreement(rr)
+
+    def agreement(self, rr):
+        rounds = rounds_of(rr)
+        self.w("### Do two runs agree?", "")
+        if len(rounds) < 2:
+            self.w("One round only: nothing to compare.", "")
+            return
+        keys = [("events_per_call", "events/call"),
+                ("cs_per_req", "cs/req"), ("cpu_us_per_req", "CPU/req"),
+                ("lat_p50_us", "p50"), ("lat_p99_us", "p99"),
+                ("lat_p999_us", "p99.9")]
+        groups = {}
+        for r in rr:
+            if "refused" in r:
+                continue
+            groups.setdefault((r["rate"], r["mode"], r["wait_us"],
+                               r["min_events"]), []).append(r)
+        self.w(f"Each round is a separate boot running the whole suite. "
+               f"Largest difference between the rounds ({len(rounds)}), "
+               f"(max - min) / median, over the {len(groups)} bench_rr rows "
+               "that ran, and the row where it is:", "")
+        self.w("| figure | largest spread | row |", "|---|---|---|")
+        for key, label in keys:
+            worst = max(((spread_pct(rs, key) or 0.0, g)
+                         for g, rs in groups.items()), default=None)
+            if worst is None:
+                continue
+            rate, mode, us, k = worst[1]
+            self.w(f"| {label} | {worst[0]:.2f}% | {rate} req/s, "
+                   f"{mode_label(mode, us, k)} |")
+        diffs = [abs(num(r["ru_cpu_us_per_req"]) / num(r["cpu_us_per_req"])
+                     - 1) for rs in groups.values() for r in rs
+                 if num(r.get("ru_cpu_us_per_req")) and
+                 num(r.get("cpu_us_per_req"))]
+        if diffs:
+            self.w("", "CPU per request from `getrusage(RUSAGE_THREAD)` "
+                   "(microsecond resolution, summed over a run) against "
+                   "the thread CPU clock (ns): largest difference "
+                   f"{max(diffs) * 100:.3f}% over {len(diffs)} runs. Under "
+                   "`-icount` the kernel's runtime accounting is exact; "
+                   "only the user/system split of rusage is tick-sampled.")
+        self.w("")
+
+    # -- servers and tools --------------------------------------------------
+
+    SHIM_LABELS = (("none", "plain"),
+                   ("minwait200", "libminwait.so, MINWAIT_US=200"),
+                   ("minwait200-first", "libminwait.so, MINWAIT_US=200 "
+                    "MINWAIT_FLAGS=after-first"),
+                   ("minwait200-k8", "libminwait.so, MINWAIT_US=200 "
+                    "MINWAIT_EVENTS=8"))
+
+    def servers(self):
+        self.w("## 3. Servers nobody here wrote", "")
+        self.w("Debian's binaries, unmodified, with and without "
+               "`libminwait.so` (LD_PRELOAD into the server only) in each "
+               "of its modes. A mode the kernel refuses (the shim then "
+               "warns and the server runs without a minimum wait) shows "
+               f"as {REFUSED}.", "")
+        memc = self.db.select(suite="memc")
+        self.w("### memcached", "")
+        if memc:
+            r0 = memc[0]
+            self.w(f"`memcached -t 1` (one worker thread) and `bench_memc` "
+                   f"(a paced client: `get` of 100 stored keys over "
+                   f"{r0.get('conns')} unix-socket connections, "
+                   f"{r0.get('rate')} requests/s, {r0.get('requests')} per "
+                   "run). Server: all memcached threads (context switches "
+                   "from /proc/PID/task/*/status, CPU from its process CPU "
+                   "clock). Latency: the client's, send to reply.", "")
+            self.w("| memcached | req/s | vol cs/req | invol cs/req | "
+                   "CPU us/req [min..max] | p50 us | p99 us | p99.9 us |",
+                   "|---|---|---|---|---|---|---|---|")
+            for shim, label in self.SHIM_LABELS:
+                rs = self.db.select(suite="memc", shim=shim)
+                if not rs:
+                    continue
+                if any(r.get("shim_refused") == "1" for r in rs):
+                    self.w(f"| {label} | {REFUSED} | | | | | | |")
+                    continue
+                self.w(f"| {label} | {cell(rs, 'req_per_s', 0)} | "
+                       f"{cell(rs, 'server_vcs_per_req', 3)} | "
+                       f"{cell(rs, 'server_ivcs_per_req', 3)} | "
+                       f"{cell(rs, 'server_cpu_us_per_req', 3, True)} | "
+                       f"{cell(rs, 'lat_p50_us')} | {cell(rs, 'lat_p99_us')} "
+                       f"| {cell(rs, 'lat_p999_us')} |")
+            self.w("")
+        else:
+            self.w("Missing: memcached did not run in the guest.", "")
+
+        redis = self.db.select(suite="redis")
+        self.w("### redis", "")
+        if not redis:
+            self.w("Missing: redis did not run in the guest.", "")
+            return
+        r0 = redis[0]
+        self.w(f"`redis-server` (unix socket, no persistence) driven by "
+               f"`redis-benchmark -c {r0.get('clients')} -n "
+               f"{r0.get('requests')} -t set,get` (closed loop: each client "
+               "sends its next request when the reply is in). Its own "
+               "figures: requests/s and latency percentiles in guest time; "
+               "beside them the server's counters over both tests "
+               "(process CPU clock, context switches of all threads), per "
+               "request.", "")
+        self.w("| redis | test | requests/s | p50 ms | p99 ms | max ms | "
+               "server vol cs/req | server CPU us/req |",
+               "|---|---|---|---|---|---|---|---|")
+        for shim, label in self.SHIM_LABELS:
+            for test in ("SET", "GET"):
+                rs = self.db.select(suite="redis", shim=shim, test=test)
+                if not rs:
+                    continue
+                if any(r.get("shim_refused") == "1" for r in rs):
+                    self.w(f"| {label} | {test} | {REFUSED} | | | | | |")
+                    continue
+                for r in rs:
+                    b = dict(kv.split("=") for kv in
+                             r["server_before"].split(","))
+                    a = dict(kv.split("=") for kv in
+                             r["server_after"].split(","))
+                    n = float(r["server_requests"])
+                    r["srv_cpu_us"] = str((float(a["cpu_ns"]) -
+                                           float(b["cpu_ns"])) / 1e3 / n)
+                    r["srv_vcs"] = str((float(a["vcs"]) -
+                                        float(b["vcs"])) / n)
+                self.w(f"| {label} | {test} | {cell(rs, 'rps', 0, True)} | "
+                       f"{cell(rs, 'lat_p50_ms', 3)} | "
+                       f"{cell(rs, 'lat_p99_ms', 3)} | "
+                       f"{cell(rs, 'lat_max_ms', 3)} | "
+                       f"{cell(rs, 'srv_vcs', 3)} | "
+                       f"{cell(rs, 'srv_cpu_us', 3, True)} |")
+        self.w("")
+
+    def stress(self):
+        st = self.db.select(suite="stress")
+        self.w("### stress-ng and perf bench epoll (kernel C, module "
+               "loaded)", "")
+        if not st:
+            self.w("Missing: no stress results.", "")
+            return
+        self.w("A sanity and regression run: one instance of each "
+               "stressor, a fixed number of bogo ops; `numa-enabled` runs "
+               "it under `numab-run --enable` (per-process NUMA balancing "
+               "ENABLED, inherited by its children); the epoll stressor "
+               "also under `libminwait.so` (MINWAIT_US=200). stress-ng's "
+               "own figures, in guest time; a run that breaks the kernel "
+               "fails the whole bench (qemu/run looks for splats).", "")
+        self.w("| tool | run | stressor | exit status | bogo ops | real s "
+               "| bogo ops/s (real) |", "|---|---|---|---|---|---|---|")
+        seen = []
+        for r in st:
+            key = (r.get("tool"), r.get("run"), r.get("stressor"))
+            if r.get("tool") != "stress-ng" or key in seen:
+                continue
+            seen.append(key)
+            rs = self.db.select(suite="stress", tool="stress-ng",
+                                run=key[1], stressor=key[2])
+            status = "/".join(sorted({x.get("status") for x in rs}))
+            if any("skipped" in x for x in rs):
+                self.w(f"| stress-ng | {key[1]} | {key[2]} | {status} | "
+                       f"skipped: {rs[0]['skipped'].replace('-', ' ')} | | |")
+                continue
+            self.w(f"| stress-ng | {key[1]} | {key[2]} | {status} | "
+                   f"{cell(rs, 'bogo_ops', 0)} | {cell(rs, 'real_s', 2)} | "
+                   f"{cell(rs, 'ops_per_s', 1, True)} |")
+        self.w("")
+        wait = self.db.select(suite="stress", tool="perf-bench-epoll-wait")
+        ctl = self.db.select(suite="stress", tool="perf-bench-epoll-ctl")
+        if wait or ctl:
+            self.w("`perf bench epoll` (Debian's linux-perf), one thread:",
+                   "")
+            if wait:
+                self.w(f"- `wait`: {cell(wait, 'ops_per_s', 0, True)} "
+                       "operations/s")
+            if ctl:
+                self.w(f"- `ctl`: ADD {cell(ctl, 'add_ops', 0, True)}, "
+                       f"MOD {cell(ctl, 'mod_ops', 0, True)}, DEL "
+                       f"{cell(ctl, 'del_ops', 0, True)} operations per run")
+        after = self.db.select(suite="stress", tool="counters-after")
+        if after:
+            self.w("- the module's counters after the stress runs: " +
+                   ", ".join(sorted({f"`{r.get('counters')}`"
+                                     for r in after})))
+        self.w("")
+
+    # -- 4. NUMA ---------------------------------------------------------------
+
+    def numa(self):
+        self.w("## 4. NUMA balancing per process", "")
+        numa = self.db.select(suite="numa")
+        if not numa:
+            self.w("Missing: no bench_numa results.", "")
+            return
+        r0 = numa[0]
+        self.w(f"`bench_numa`: {r0.get('mib')} MiB first touched under "
+               "`MPOL_BIND` to node 1 (the memory-only node), then used "
+               f"from CPU 0 (node 0) for {r0.get('seconds')} s of guest "
+               "time; kernel.numa_balancing=1, scan delay and minimum "
+               "period 100 ms; kernel C. DISABLED is "
+               "`prctl(PR_NUMA_BALANCING, PR_SET_NUMA_BALANCING_DISABLED)`."
+               " Hint faults and migrations are the guest's /proc/vmstat "
+               "deltas. Median [min..max] over the rounds.", "")
+        self.w("Latency probe: one timed touch per page, page after page "
+               "(clock_gettime around each). In guest time a touch is the "
+               "instructions it ran: the floor is the clock reads, a hint "
+               "fault or a migration adds its kernel path.", "")
+        self.w("| mode | accesses | > 10 us | p50 ns | p99 ns | p99.9 ns | "
+               "p99.99 ns | max us | hint faults | pages migrated | pages "
+               "on node 0 at the end |",
+               "|---|---|---|---|---|---|---|---|---|---|---|")
+        qk = ("acc_p50_ns", "acc_p99_ns", "acc_p999_ns", "acc_p9999_ns")
+        probe = {}
+        for mode in ("default", "disabled"):
+            rs = self.db.select(suite="numa", test="probe", mode=mode)
+            if not rs:
+                continue
+            probe[mode] = rs
+            self.w(f"| {mode.upper()} | {cell(rs, 'accesses', 0)} | "
+                   f"{cell(rs, 'over_10us', 0)} | " +
+                   " | ".join(cell(rs, k, 0, True) for k in qk) +
+                   f" | {cell(rs, 'acc_max_us', 1, True)} | "
+                   f"{cell(rs, 'hint_faults', 0)} | "
+                   f"{cell(rs, 'pages_migrated', 0)} | "
+                   f"{cell(rs, 'pages_on_home_node', 0)} of "
+                   f"{r0.get('pages')} |")
+        if len(probe) == 2:
+            lines = []
+            for i, (k, label) in enumerate(zip(qk + ("acc_max_us",),
+                                               ("p50", "p99", "p99.9",
+                                                "p99.99", "max"))):
+                scale = 1000 if k == "acc_max_us" else 1
+                row = [str(i), label]
+                for mode in ("default", "disabled"):
+                    lo, hi = rng(probe[mode], k)
+                    row += [f"{med(probe[mode], k) * scale:.0f}",
+                            f"{lo * scale:.0f}", f"{hi * scale:.0f}"]
+                lines.append(" ".join(row))
+            self.dat_file("bench-numa-probe.dat", lines)
+        self.w("", "![per-access time quantiles](bench-numa-probe.png)", "")
+        self.w("Memory-bound job on the wrong node (sum and write back the "
+               "whole set, pass after pass). Without a cache model remote "
+               "memory is as fast as local, so migration cannot pay off "
+               "here: what shows is the instruction cost of DEFAULT's "
+               "hint faults and migrations, not its win on real NUMA "
+               "hardware.", "")
+        self.w("| mode | MiB/s (guest time) | hint faults | pages migrated "
+               "| pages on node 0 at the end |", "|---|---|---|---|---|")
+        for mode in ("default", "disabled"):
+            rs = self.db.select(suite="numa", test="stream", mode=mode)
+            if rs:
+                self.w(f"| {mode.upper()} | {cell(rs, 'mib_per_s', 1, True)}"
+                       f" | {cell(rs, 'hint_faults', 0)} | "
+                       f"{cell(rs, 'pages_migrated', 0)} | "
+                       f"{cell(rs, 'pages_on_home_node', 0)} of "
+                       f"{r0.get('pages')} |")
+        self.w("")
+
+    def write(self, path):
+        self.header()
+        self.unused()
+        self.rr()
+        self.servers()
+        self.stress()
+        self.numa()
+        text = "\n".join(self.md).rstrip("\n") + "\n"
+        with open(path, "w") as f:
+            f.write(text)
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit("usage: bench_report.py RAW_DIR MD_FILE DAT_DIR")
+    raw, md, dat = sys.argv[1:]
+    Report(raw, dat).write(md)
+
+
+if __name__ == "__main__":
+    main()
