@@ -1,37 +1,59 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * EPOLL_CTL_MIN_WAIT: the shortest time a blocking epoll_wait() waits for
- * events to accumulate before it returns.
+ * EPOLL_CTL_MIN_WAIT and EPOLL_CTL_MIN_EVENTS: the values that shape a
+ * blocking epoll_wait() on an instance, validated and accounted for here.
+ * The wait itself is epoll's: the hot path never calls into this module.
  *
- * An instance with a minimum wait pins this module, so the module cannot
- * be unloaded while an instance or one of its waiters depends on it.
+ * An instance with min-wait state pins this module, so the module cannot
+ * be unloaded while an instance depends on it.
  */
+/* linux/eventpoll.h relies on these */
 #include <linux/fs.h>
 #include <linux/uaccess.h>
 #include <linux/eventpoll.h>
-#include <linux/hrtimer.h>
 #include <linux/limits.h>
 #include <linux/module.h>
-#include <linux/sched.h>
-#include <linux/sched/signal.h>
 
 #include "numab_minwait.h"
 
 atomic_t min_wait_instances = ATOMIC_INIT(0);
 
-static int min_wait_set(u32 *min_wait_us, u64 usecs)
+/* The bits of an EPOLL_CTL_MIN_WAIT value that may be set. */
+#define MIN_WAIT_VALID	(EPOLL_MIN_WAIT_AFTER_FIRST | INT_MAX)
+
+static bool min_wait_active(const struct epoll_min_wait *mw)
 {
-	u32 old;
+	return mw->usecs || mw->flags || mw->events;
+}
 
-	/* The previous value is the return value: keep it an int. */
-	if (usecs > INT_MAX)
+static int min_wait_set(struct epoll_min_wait *mw, int op, u64 value)
+{
+	bool was_active = min_wait_active(mw);
+	int old;
+
+	switch (op) {
+	case EPOLL_CTL_MIN_WAIT:
+		/* The previous value is the return value: keep it an int. */
+		if (value & ~MIN_WAIT_VALID)
+			return -EINVAL;
+		old = mw->usecs;
+		mw->usecs = lower_32_bits(value);
+		mw->flags = upper_32_bits(value);
+		break;
+	case EPOLL_CTL_MIN_EVENTS:
+		if (value > INT_MAX)
+			return -EINVAL;
+		old = mw->events;
+		mw->events = value;
+		break;
+	default:
 		return -EINVAL;
+	}
 
-	old = xchg(min_wait_us, (u32)usecs);
-	if (!old && usecs) {
+	if (!was_active && min_wait_active(mw)) {
 		__module_get(THIS_MODULE);
 		atomic_inc(&min_wait_instances);
-	} else if (old && !usecs) {
+	} else if (was_active && !min_wait_active(mw)) {
 		atomic_dec(&min_wait_instances);
 		/* Our caller holds its own reference across this call. */
 		module_put(THIS_MODULE);
@@ -39,76 +61,16 @@ static int min_wait_set(u32 *min_wait_us, u64 usecs)
 	return old;
 }
 
-struct min_wait_sleeper {
-	struct hrtimer timer;
-	struct epoll_min_waiter *mw;
-	struct task_struct *task;
-	ktime_t timeout;	/* KTIME_MAX for none */
-	u64 slack;
-	bool elapsed;
-	bool timed_out;
-};
-
-/*
- * At the end of the minimum wait the kernel wakes the waiter only if
- * events are ready, so a waiter that finds none sleeps through: the timer
- * goes on to the caller's timeout, if any.
- */
-static enum hrtimer_restart min_wait_timer_fn(struct hrtimer *timer)
+static void min_wait_release(struct epoll_min_wait *mw)
 {
-	struct min_wait_sleeper *s = container_of(timer,
-						  struct min_wait_sleeper,
-						  timer);
-
-	if (!s->elapsed) {
-		s->elapsed = true;
-		epoll_min_wait_elapsed(s->mw);
-		if (s->timeout == KTIME_MAX)
-			return HRTIMER_NORESTART;
-		hrtimer_set_expires_range_ns(timer, s->timeout, s->slack);
-		return HRTIMER_RESTART;
-	}
-	WRITE_ONCE(s->timed_out, true);
-	wake_up_process(s->task);
-	return HRTIMER_NORESTART;
-}
-
-static void min_wait_wait(struct epoll_min_waiter *mw, u32 usecs,
-			  const ktime_t *timeout)
-{
-	ktime_t end = ktime_add_us(ktime_get(), usecs);
-	struct min_wait_sleeper s = {
-		.mw = mw,
-		.task = current,
-		.timeout = timeout ? *timeout : KTIME_MAX,
-		.slack = current->timer_slack_ns,
-	};
-
-	/* A timeout before the end of the minimum wait is all that counts. */
-	if (!ktime_before(end, s.timeout)) {
-		s.elapsed = true;
-		end = s.timeout;
-	}
-	hrtimer_init_on_stack(&s.timer, CLOCK_MONOTONIC, HRTIMER_MODE_ABS);
-	s.timer.function = min_wait_timer_fn;
-	hrtimer_set_expires_range_ns(&s.timer, end, s.slack);
-	hrtimer_start_expires(&s.timer, HRTIMER_MODE_ABS);
-
-	/* Entered in TASK_INTERRUPTIBLE: a signal, fatal or not, ends it. */
-	while (!epoll_min_waiter_woken(mw) && !READ_ONCE(s.timed_out) &&
-	       !signal_pending(current)) {
-		schedule();
-		set_current_state(TASK_INTERRUPTIBLE);
-	}
-	__set_current_state(TASK_RUNNING);
-	hrtimer_cancel(&s.timer);
-	destroy_hrtimer_on_stack(&s.timer);
+	atomic_dec(&min_wait_instances);
+	module_put(THIS_MODULE);
 }
 
 static const struct epoll_min_wait_ops min_wait_ops = {
 	.owner = THIS_MODULE,
 	.set = min_wait_set,
-	.wait = min_wait_wait,
+	.release = min_wait_release,
 };
 
 int min_wait_register(void)

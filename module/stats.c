@@ -12,8 +12,9 @@ static struct dentry *numab_debugfs_dir;
 
 static int counters_show(struct seq_file *m, void *unused)
 {
-	seq_printf(m, "enabled_mms %d\n", atomic_read(&numab_enabled_mms));
+	seq_printf(m, "enabled_mms %d\n", numa_prctl_enabled_mms());
 	seq_printf(m, "key_count %d\n", numa_prctl_key_count());
+	seq_printf(m, "key_held %d\n", numa_prctl_key_held());
 	seq_printf(m, "min_wait_instances %d\n",
 		   atomic_read(&min_wait_instances));
 	return 0;

@@ -8,10 +8,12 @@
 #   scripts/dkms-check-hooks.sh KERNEL_BUILD_DIR KERNEL_RELEASE
 #
 # The hooks are the symbols the patched kernel exports to the module, as
-# listed in the built kernel's Module.symvers: epoll_register_min_wait
-# and epoll_min_wait_elapsed (the current version of patch 5) always,
-# numa_balancing_register_ops when CONFIG_NUMA_BALANCING=y.
-# Exit status 0 when they are all there, 1 otherwise (2 on a usage error).
+# listed in the built kernel's Module.symvers (epoll_register_min_wait
+# always; numa_balancing_register_ops and sched_numa_balancing when
+# CONFIG_NUMA_BALANCING=y), with the ops members this module fills in, as
+# its headers declare them (->release of both ops: an older version of
+# the series exported the same functions with other ops). Exit status 0
+# when they are all there, 1 otherwise (2 on a usage error).
 set -euo pipefail
 
 if (($# != 2)); then
@@ -31,9 +33,22 @@ config=$kdir/.config
 [[ -r $symvers ]] || refuse "no $symvers (is the kernel built?)"
 [[ -r $config ]] || refuse "no $config (is the kernel configured?)"
 
-needed=(epoll_register_min_wait epoll_min_wait_elapsed)
+# A built tree (O=) reaches its headers through "source"; a headers
+# package has them in place.
+header() {
+	local f
+	for f in "$kdir/include/$1" "$kdir/source/include/$1"; do
+		[[ -r $f ]] && { echo "$f"; return; }
+	done
+	refuse "no include/$1 in $kdir"
+}
+
+needed=(epoll_register_min_wait)
+# header:pattern, as grep -E reads it
+members=('linux/eventpoll.h:void \(\*release\)\(struct epoll_min_wait \*')
 if grep -qx 'CONFIG_NUMA_BALANCING=y' "$config"; then
-	needed+=(numa_balancing_register_ops)
+	needed+=(numa_balancing_register_ops sched_numa_balancing)
+	members+=('linux/sched/numa_balancing.h:void \(\*release\)\(struct mm_struct \*')
 fi
 missing=()
 for sym in "${needed[@]}"; do
@@ -42,4 +57,9 @@ for sym in "${needed[@]}"; do
 done
 ((${#missing[@]} == 0)) ||
 	refuse "$symvers does not export ${missing[*]}"
+for member in "${members[@]}"; do
+	file=$(header "${member%%:*}")
+	grep -qE "${member#*:}" "$file" ||
+		refuse "$file has an older version of the hooks (no ->release)"
+done
 echo "numab_minwait: kernel $kver has the hooks (${needed[*]})"
