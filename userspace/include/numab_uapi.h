@@ -1,17 +1,27 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * ABI of the numab_minwait project, as seen from userspace.
- *
- * The numbers are those of the original postings (see SPEC.md). Each one is
- * guarded so that this header also compiles next to kernel headers that
- * already carry them.
+ * ABI of the numab_minwait project, as seen from userspace: the same on
+ * every kernel it targets (6.1 and 6.12). Each number is guarded so that
+ * this header also compiles next to kernel headers that already carry it.
  */
 #ifndef NUMAB_UAPI_H
 #define NUMAB_UAPI_H
 
-/* Per-process NUMA balancing: prctl(PR_NUMA_BALANCING, op, arg3, 0, 0) */
+/*
+ * Per-process NUMA balancing: prctl(PR_NUMA_BALANCING, op, arg3, 0, 0).
+ * A tagged number ("NUMA"), as mainline gives options outside its sequence
+ * (PR_SET_PTRACER, PR_SET_VMA): the original postings' 65 is PR_SET_MDWE
+ * since 6.3.
+ */
 #ifndef PR_NUMA_BALANCING
-#define PR_NUMA_BALANCING		65
+#define PR_NUMA_BALANCING		0x4e554d41
+#endif
+/*
+ * The postings' number, accepted as well on 6.1 only (same sub-commands),
+ * so that their examples run unchanged there. New code uses the above.
+ */
+#ifndef PR_NUMA_BALANCING_6_1
+#define PR_NUMA_BALANCING_6_1		65
 #endif
 #ifndef PR_SET_NUMA_BALANCING_DISABLED
 #define PR_SET_NUMA_BALANCING_DISABLED	0

@@ -285,7 +285,8 @@ static void fuzz_prctl(struct __test_metadata *_metadata, struct fuzz *f)
 	count_result(f, got_err);
 
 	snprintf(what, sizeof(what),
-		 "prctl(65, %#lx, %#lx [%s], %#lx, %#lx)", arg2, arg3,
+		 "prctl(%#x, %#lx, %#lx [%s], %#lx, %#lx)",
+		 PR_NUMA_BALANCING, arg2, arg3,
 		 kind < PTR_KINDS ? ptr_names[kind] : "value", arg4, arg5);
 	if (ret != (want_err ? -1 : 0) || got_err != want_err) {
 		report(_metadata, f, what, want_err ? -1 : 0, want_err, ret,
