@@ -20,8 +20,8 @@
  * The postings' number, accepted as well on 6.1 only (same sub-commands),
  * so that their examples run unchanged there. New code uses the above.
  */
-#ifndef PR_NUMA_BALANCING_6_1
-#define PR_NUMA_BALANCING_6_1		65
+#ifndef PR_NUMA_BALANCING_LEGACY
+#define PR_NUMA_BALANCING_LEGACY		65
 #endif
 #ifndef PR_SET_NUMA_BALANCING_DISABLED
 #define PR_SET_NUMA_BALANCING_DISABLED	0

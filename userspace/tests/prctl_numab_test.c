@@ -27,7 +27,7 @@
 #ifndef PR_NUMA_BALANCING_TAGGED
 #define PR_NUMA_BALANCING_TAGGED	0x4e554d41	/* "NUMA" */
 #endif
-#define PR_NUMA_BALANCING_6_1		65
+#define PR_NUMA_BALANCING_LEGACY		65
 
 #define MODE_DIS	PR_SET_NUMA_BALANCING_DISABLED
 #define MODE_EN		PR_SET_NUMA_BALANCING_ENABLED
@@ -178,7 +178,7 @@ TEST(set_get_each_mode)
 TEST(option_numbers)
 {
 	static const int opts[] = { PR_NUMA_BALANCING_TAGGED,
-				    PR_NUMA_BALANCING_6_1 };
+				    PR_NUMA_BALANCING_LEGACY };
 	struct utsname u;
 	size_t set, get, n;
 	int m, mode;
