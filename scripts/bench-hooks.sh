@@ -28,7 +28,7 @@ import sys
 
 FUNCS = ["do_epoll_wait", "task_tick_fair"]
 GUARDED_CALLS = ["ep_min_wait", "__numa_balancing_mm_init",
-                 "__numa_balancing_mm_exit"]
+                 "__numa_balancing_mm_exit", "__numa_balancing_mm_release"]
 
 
 def run(*cmd):
@@ -112,8 +112,9 @@ def report(label, vmlinux):
         print("\nNo min-wait or fork/exit hook in this kernel.\n")
         return
     print("\nCalls into the min-wait and fork/exit hooks and the "
-          "instructions that guard them (a load of ep->min_wait_us or "
-          "mm->numa_balancing_mode and a compare with 0, no static key):\n")
+          "instructions that guard them (a load of the instance's min-wait "
+          "state or of mm->numa_balancing_mode and a compare, no static "
+          "key):\n")
     text = run("objdump", "-d", "--no-show-raw-insn", vmlinux)
     print("```")
     for func, insns in functions(text):
@@ -162,9 +163,9 @@ print("Jump-label sites as built (`xchg %ax,%ax` and `nopl 0x0(%rax,%rax,1)` "
       "into a jump while its key is on: `sched_numa_balancing` is on in "
       "A, B and C alike whenever kernel.numa_balancing is 1 (the default "
       "here). The series adds no jump-label site: the min-wait check in "
-      "`ep_poll()` (inlined into `do_epoll_wait()`) is a load of "
-      "ep->min_wait_us and a not-taken branch, the same in B and C, so no "
-      "code is patched when the module loads or unloads.\n")
+      "`ep_poll()` (inlined into `do_epoll_wait()`) is a load of the "
+      "instance's min-wait state and a not-taken branch, the same in B and "
+      "C, so no code is patched when the module loads or unloads.\n")
 report("A stock", sys.argv[1])
 report("B/C patched", sys.argv[2])
 PY

@@ -12,13 +12,14 @@
 #
 # info    kernel release, NUMA balancing, whether the module is loaded and
 #         its counters (no process may be using either feature)
-# unused  each bench_unused test, best of 3 (--quick: 2)
+# unused  each bench_unused test, best of 5 (--quick: 3)
 # epcall  bench_epcall: one epoll_wait() that returns at once, plain and
 #         with a minimum wait
-# rr      bench_rr (8 connections, paced client): the sweep and the K sweep
+# rr      bench_rr (8 connections): with a paced client, the min-wait sweep
 #         at 4000 requests/s, the modes at 2000/s, and plain, sleep hack
-#         and min-wait at 5000, 20000 and 40000/s; in an order that rotates
-#         with $BENCH_ROUND
+#         and min-wait at 5000, 20000 and 40000/s; with Poisson arrivals,
+#         the modes at 2000/s and the batch-target sweep at 4000/s; in an
+#         order that rotates with $BENCH_ROUND
 # memc    memcached (one worker thread) driven by bench_memc at 2000/s
 # redis   redis-server driven by redis-benchmark (8 clients, GET and SET)
 #         memc and redis: without libminwait.so, and with it in each mode
@@ -92,11 +93,12 @@ suite_unused() {
 		"fork 1000"
 		"execl 200"
 		"epoll 200000"
+		"epollpp 5000"
 		"fault 16384"
 		"cpuloop 100000000"
 	)
 	local t repeats
-	repeats=$(scale 3 2)
+	repeats=$(scale 5 3)
 	for t in "${tests[@]}"; do
 		# shellcheck disable=SC2086 # "name iters"
 		emit "$("$BIN/bench_unused" $t 0 "$repeats")"
@@ -119,7 +121,7 @@ suite_epcall() {
 suite_rr() {
 	local conns=8 rate spec seconds
 	seconds=$(scale 2 1)
-	# "RATE [-k K] MODE WAIT_US"
+	# "RATE [-p] [-k K] MODE WAIT_US" (-p: Poisson arrivals)
 	while read -r rate spec; do
 		# shellcheck disable=SC2086 # options and words
 		emit "$("$BIN/bench_rr" $spec "$conns" "$rate" \
@@ -127,15 +129,19 @@ suite_rr() {
 	done < <(rotate "$round" \
 		"4000 plain 0" "4000 sleep 200" "4000 minwait 50" \
 		"4000 minwait 100" "4000 minwait 200" "4000 minwait 500" \
-		"4000 -k 2 minwait 200" "4000 -k 4 minwait 200" \
-		"4000 -k 8 minwait 200" "4000 minwait-first 200" \
-		"4000 -k 2 minwait-first 200" "4000 -k 4 minwait-first 200" \
-		"4000 -k 8 minwait-first 200" \
 		"2000 plain 0" "2000 sleep 200" "2000 minwait 200" \
 		"2000 minwait-first 200" \
 		"5000 plain 0" "5000 sleep 200" "5000 minwait 200" \
 		"20000 plain 0" "20000 sleep 200" "20000 minwait 200" \
-		"40000 plain 0" "40000 sleep 200" "40000 minwait 200")
+		"40000 plain 0" "40000 sleep 200" "40000 minwait 200" \
+		"2000 -p plain 0" "2000 -p sleep 200" "2000 -p minwait 200" \
+		"2000 -p minwait-first 200" \
+		"4000 -p plain 0" "4000 -p sleep 200" "4000 -p minwait 200" \
+		"4000 -p -k 2 minwait 200" "4000 -p -k 4 minwait 200" \
+		"4000 -p -k 8 minwait 200" "4000 -p minwait-first 200" \
+		"4000 -p -k 2 minwait-first 200" \
+		"4000 -p -k 4 minwait-first 200" \
+		"4000 -p -k 8 minwait-first 200")
 }
 
 # wait_socket PATH: until PATH is a socket (5 s at most).

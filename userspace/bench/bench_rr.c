@@ -4,7 +4,7 @@
  * requests at a steady rate over several unix socket connections, in one
  * process (a server thread and a client thread).
  *
- *   bench_rr [-k K] [-t SLACK_NS] [-c SERVER_CPU,CLIENT_CPU]
+ *   bench_rr [-k K] [-t SLACK_NS] [-c SERVER_CPU,CLIENT_CPU] [-p]
  *            MODE WAIT_US CONNS RATE REQUESTS
  *
  * MODE: plain         epoll_wait(-1) as it is
@@ -16,10 +16,14 @@
  *           the sleep hack and the minimum wait end when asked, and the
  *           client's pacing sleeps are exact)
  * -c S,C    the CPUs of the server and the client thread (default 0,0)
+ * -p        Poisson arrivals: exponential gaps of mean 1 / RATE from a
+ *           fixed seed (the same sequence in every run), instead of one
+ *           request every 1 / RATE
  *
  * A request is 16 bytes (send time, sequence number); the server echoes
- * it. The client sends request k at start + k / RATE (absolute sleeps),
- * reads the echoes on its own epoll instance and records each latency.
+ * it. The client sends request k at its time (start + k / RATE, or the
+ * k-th Poisson arrival; absolute sleeps), reads the echoes on its own
+ * epoll instance and records each latency.
  *
  * Prints one line of key=value: throughput, the server thread's
  * epoll_wait calls, events per call, voluntary and involuntary context
@@ -31,6 +35,7 @@
  */
 #define _GNU_SOURCE
 #include <getopt.h>
+#include <math.h>
 #include <pthread.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
@@ -68,6 +73,8 @@ struct server_result {
 static enum mode mode;
 static long wait_us, conns, rate, requests, min_events;
 static unsigned long timer_slack_ns = 1;
+static int poisson;
+static uint64_t *send_at_ns;	/* request k's time, from the start */
 static int server_cpu, client_cpu;
 static int server_fd[MAX_CONNS], client_fd[MAX_CONNS];
 static int server_ep;
@@ -175,7 +182,7 @@ static long client_send(long k)
 /* Send at the steady rate and collect the echoes, all in one thread. */
 static void client_main(void)
 {
-	uint64_t interval = 1000000000ull / rate, start, next;
+	uint64_t start, next;
 	struct epoll_event ev[BATCH];
 	long sent = 0, received = 0;
 	int ep = epoll_create1(0);
@@ -190,7 +197,7 @@ static void client_main(void)
 	}
 	bench_pin(client_cpu);
 	start = bench_now_ns();
-	next = start;
+	next = start + send_at_ns[0];
 	while (received < requests) {
 		uint64_t now = bench_now_ns();
 		struct timespec to, *top = NULL;
@@ -198,7 +205,8 @@ static void client_main(void)
 
 		if (sent < requests && now >= next) {
 			received += client_send(sent++);
-			next = start + sent * interval;
+			if (sent < requests)
+				next = start + send_at_ns[sent];
 			continue;
 		}
 		if (sent < requests) {
@@ -215,6 +223,26 @@ static void client_main(void)
 	close(ep);
 }
 
+/* When each request is sent: paced, or Poisson arrivals at @rate. */
+static void plan_arrivals(void)
+{
+	uint64_t x = 0x9e3779b97f4a7c15ull;	/* fixed seed: same in every run */
+	double t = 0;
+
+	for (long k = 0; k < requests; k++) {
+		if (!poisson) {
+			send_at_ns[k] = k * (1000000000ull / rate);
+			continue;
+		}
+		/* xorshift64, then an exponential gap of mean 1 / rate. */
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		t += -log(((x >> 11) + 1) * 0x1p-53) * 1e9 / rate;
+		send_at_ns[k] = t;
+	}
+}
+
 static int parse_mode(const char *s)
 {
 	for (size_t i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++)
@@ -225,9 +253,9 @@ static int parse_mode(const char *s)
 
 static void print_params(void)
 {
-	printf("mode=%s wait_us=%ld min_events=%ld timer_slack_ns=%lu conns=%ld rate=%ld requests=%ld",
-	       mode_names[mode], wait_us, min_events, timer_slack_ns, conns,
-	       rate, requests);
+	printf("mode=%s wait_us=%ld min_events=%ld timer_slack_ns=%lu arrivals=%s conns=%ld rate=%ld requests=%ld",
+	       mode_names[mode], wait_us, min_events, timer_slack_ns,
+	       poisson ? "poisson" : "paced", conns, rate, requests);
 }
 
 /*
@@ -248,7 +276,7 @@ static int server_ctl(int op, const char *name, uint64_t value)
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-k K] [-t SLACK_NS] [-c SERVER_CPU,CLIENT_CPU] plain|sleep|minwait|minwait-first WAIT_US CONNS RATE REQUESTS\n",
+		"usage: %s [-k K] [-t SLACK_NS] [-c SERVER_CPU,CLIENT_CPU] [-p] plain|sleep|minwait|minwait-first WAIT_US CONNS RATE REQUESTS\n",
 		prog);
 }
 
@@ -258,8 +286,11 @@ int main(int argc, char **argv)
 	pthread_t thread;
 	int m, opt;
 
-	while ((opt = getopt(argc, argv, "k:t:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "k:t:c:p")) != -1) {
 		switch (opt) {
+		case 'p':
+			poisson = 1;
+			break;
 		case 'k':
 			min_events = atol(optarg);
 			break;
@@ -297,8 +328,10 @@ int main(int argc, char **argv)
 		bench_die("PR_SET_TIMERSLACK");
 
 	latency_ns = calloc(requests, sizeof(*latency_ns));
-	if (!latency_ns)
+	send_at_ns = calloc(requests, sizeof(*send_at_ns));
+	if (!latency_ns || !send_at_ns)
 		bench_die("calloc");
+	plan_arrivals();
 	server_ep = epoll_create1(0);
 	if (server_ep < 0)
 		bench_die("epoll_create1");

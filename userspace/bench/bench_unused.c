@@ -8,7 +8,9 @@
  * TEST: pipe (write+read 512 bytes on one pipe), pingpong (1-byte token
  * between two processes on the same CPU), getppid, fork (fork, _exit,
  * waitpid), execl (fork, execl of this program, waitpid), epoll
- * (epoll_wait(-1) on an always-ready eventfd), fault (mmap, touch each
+ * (epoll_wait(-1) on an always-ready eventfd), epollpp (the ping-pong with
+ * each side blocked in epoll_wait() on its pipe: the wakeup goes through
+ * ep_poll_callback() to a queued waiter), fault (mmap, touch each
  * page, munmap; ITERS pages), cpuloop (ITERS rounds of integer arithmetic:
  * the scheduler tick runs task_tick_fair() meanwhile).
  *
@@ -73,6 +75,55 @@ static void run_pingpong(long iters)
 	}
 	if (waitpid(pid, NULL, 0) != pid)
 		bench_die("waitpid");
+}
+
+/* Wait in epoll_wait() for the token on @in, then read it. */
+static int epoll_read_token(int ep, int in, char *c)
+{
+	struct epoll_event ev;
+
+	return epoll_wait(ep, &ev, 1, -1) == 1 && read(in, c, 1) == 1 ? 0 : -1;
+}
+
+static int epoll_on(int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	int ep = epoll_create1(0);
+
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev))
+		bench_die("epoll setup");
+	return ep;
+}
+
+static void run_epollpp(long iters)
+{
+	int to_child[2], to_parent[2], ep;
+	char c = 0;
+	pid_t pid;
+
+	if (pipe(to_child) || pipe(to_parent))
+		bench_die("pipe");
+	pid = fork();
+	if (pid < 0)
+		bench_die("fork");
+	if (!pid) {
+		ep = epoll_on(to_child[0]);
+		for (long i = 0; i < iters; i++) {
+			if (epoll_read_token(ep, to_child[0], &c) ||
+			    write(to_parent[1], &c, 1) != 1)
+				_exit(1);
+		}
+		_exit(0);
+	}
+	ep = epoll_on(to_parent[0]);
+	for (long i = 0; i < iters; i++) {
+		if (write(to_child[1], &c, 1) != 1 ||
+		    epoll_read_token(ep, to_parent[0], &c))
+			bench_die("epoll ping-pong");
+	}
+	if (waitpid(pid, NULL, 0) != pid)
+		bench_die("waitpid");
+	close(ep);
 }
 
 static void run_getppid(long iters)
@@ -175,6 +226,7 @@ static const struct {
 	{ "fork", run_fork },
 	{ "execl", run_execl },
 	{ "epoll", run_epoll },
+	{ "epollpp", run_epollpp },
 	{ "fault", run_fault },
 	{ "cpuloop", run_cpuloop },
 };
