@@ -178,9 +178,10 @@ class Report:
                "rewrites it, and its plots, from the raw results of the "
                "run in `docs/bench-raw/`.", "",
                "```sh",
-               "make bench           # the full run (see below for its time)",
-               "make bench QUICK=1   # fewer iterations: under 10 minutes "
-               "once the kernels are built",
+               "make bench           # ~16 min on the 2-core dev box, "
+               "kernels built",
+               "make bench QUICK=1   # fewer runs: ~7 min, from a clean "
+               "clone with the kernels cached",
                "make bench-report    # this page again from docs/bench-raw/",
                "```", "",
                "It builds what it needs (the patched kernel, module and "
@@ -427,7 +428,11 @@ class Report:
                "slack would stretch the hack's 200 us to up to 250 us). "
                "Server counts: `getrusage(RUSAGE_THREAD)` of the server "
                "thread; CPU: its thread CPU clock. Kernel C; median over "
-               "the rounds, CPU with [min..max].", "")
+               "the runs of a row, CPU with [min..max]: one run per round, "
+               "and for the rows at 5000, 20000 and 40000 requests/s "
+               "several runs per round (how much a server does per "
+               "request at these rates depends on how the run's phase "
+               "meets the 4 ms tick, which differs from run to run).", "")
         self.w(*self.RR_HEAD)
         for rate in (5000, 20000, 40000):
             for mode, us in (("plain", 0), ("sleep", 200), ("minwait", 200)):
@@ -531,10 +536,10 @@ class Report:
                 continue
             groups.setdefault((r["rate"], r["arrivals"], r["mode"],
                                r["wait_us"], r["min_events"]), []).append(r)
-        self.w(f"Each round is a separate boot running the whole suite. "
-               f"Largest difference between the rounds ({len(rounds)}), "
-               f"(max - min) / median, over the {len(groups)} bench_rr rows "
-               "that ran, and the row where it is:", "")
+        self.w(f"Each round is a separate boot running the whole suite "
+               f"({len(rounds)} rounds). The largest spread, (max - min) / "
+               f"median, of a row's runs over the {len(groups)} bench_rr "
+               "rows that ran, and the row where it is:", "")
         self.w("| figure | largest spread | row |", "|---|---|---|")
         for key, label in keys:
             worst = max(((spread_pct(rs, key) or 0.0, g)
