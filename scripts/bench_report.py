@@ -222,7 +222,10 @@ class Report:
                "real hardware. A guest of two vCPUs does not boot under "
                "`-icount` with QEMU 7.2 (the second vCPU stops being run "
                "while the boot CPU waits for it), hence one vCPU: server "
-               "and client share it, as they did before.", "",
+               "and client share it, as they did before. No plain-TCG "
+               "wall-clock figure is kept: those moved by 8-82% between "
+               "runs on this host, and TCG's wall time is the emulator's "
+               "work, which models the guest's caches no better.", "",
                "Counts (context switches, faults, epoll_wait calls, events "
                "per call, hint faults, migrations) are what the guest "
                "kernel did. CPU time per request is the server thread's "
