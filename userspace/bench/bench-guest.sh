@@ -127,10 +127,17 @@ suite_rr() {
 		for rate in 5000 20000 40000; do
 			rates+=("$rate plain 0" "$rate sleep 200" "$rate minwait 200")
 		done
+		# The same server watching edge-triggered: no level-triggered
+		# items left on the ready list for the next call to re-check.
+		for rate in 20000 40000; do
+			rates+=("$rate -e plain 0" "$rate -e sleep 200"
+				"$rate -e minwait 200")
+		done
 	done
 	# Not measured: the first run of a boot warms what the others find warm.
 	"$BIN/bench_rr" plain 0 "$conns" 20000 20000 > /dev/null
-	# "RATE [-p] [-k K] MODE WAIT_US" (-p: Poisson arrivals)
+	# "RATE [-p] [-e] [-k K] MODE WAIT_US" (-p: Poisson arrivals, -e:
+	# edge-triggered)
 	while read -r rate spec; do
 		# shellcheck disable=SC2086 # options and words
 		emit "$("$BIN/bench_rr" $spec "$conns" "$rate" \

@@ -4,7 +4,7 @@
  * requests at a steady rate over several unix socket connections, in one
  * process (a server thread and a client thread).
  *
- *   bench_rr [-k K] [-t SLACK_NS] [-c SERVER_CPU,CLIENT_CPU] [-p]
+ *   bench_rr [-k K] [-t SLACK_NS] [-c SERVER_CPU,CLIENT_CPU] [-p] [-e]
  *            MODE WAIT_US CONNS RATE REQUESTS
  *
  * MODE: plain         epoll_wait(-1) as it is
@@ -16,6 +16,9 @@
  *           the sleep hack and the minimum wait end when asked, and the
  *           client's pacing sleeps are exact)
  * -c S,C    the CPUs of the server and the client thread (default 0,0)
+ * -e        the server watches its connections edge-triggered (EPOLLET);
+ *           level-triggered by default. Either way it reads each one
+ *           until EAGAIN.
  * -p        Poisson arrivals: exponential gaps of mean 1 / RATE from a
  *           fixed seed (the same sequence in every run), instead of one
  *           request every 1 / RATE
@@ -74,6 +77,7 @@ static enum mode mode;
 static long wait_us, conns, rate, requests, min_events;
 static unsigned long timer_slack_ns = 1;
 static int poisson;
+static int edge_triggered;
 static uint64_t *send_at_ns;	/* request k's time, from the start */
 static int server_cpu, client_cpu;
 static int server_fd[MAX_CONNS], client_fd[MAX_CONNS];
@@ -253,9 +257,10 @@ static int parse_mode(const char *s)
 
 static void print_params(void)
 {
-	printf("mode=%s wait_us=%ld min_events=%ld timer_slack_ns=%lu arrivals=%s conns=%ld rate=%ld requests=%ld",
+	printf("mode=%s wait_us=%ld min_events=%ld timer_slack_ns=%lu arrivals=%s trigger=%s conns=%ld rate=%ld requests=%ld",
 	       mode_names[mode], wait_us, min_events, timer_slack_ns,
-	       poisson ? "poisson" : "paced", conns, rate, requests);
+	       poisson ? "poisson" : "paced", edge_triggered ? "et" : "lt",
+	       conns, rate, requests);
 }
 
 /*
@@ -276,7 +281,7 @@ static int server_ctl(int op, const char *name, uint64_t value)
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-k K] [-t SLACK_NS] [-c SERVER_CPU,CLIENT_CPU] [-p] plain|sleep|minwait|minwait-first WAIT_US CONNS RATE REQUESTS\n",
+		"usage: %s [-k K] [-t SLACK_NS] [-c SERVER_CPU,CLIENT_CPU] [-p] [-e] plain|sleep|minwait|minwait-first WAIT_US CONNS RATE REQUESTS\n",
 		prog);
 }
 
@@ -286,10 +291,13 @@ int main(int argc, char **argv)
 	pthread_t thread;
 	int m, opt;
 
-	while ((opt = getopt(argc, argv, "k:t:c:p")) != -1) {
+	while ((opt = getopt(argc, argv, "k:t:c:pe")) != -1) {
 		switch (opt) {
 		case 'p':
 			poisson = 1;
+			break;
+		case 'e':
+			edge_triggered = 1;
 			break;
 		case 'k':
 			min_events = atol(optarg);
@@ -337,7 +345,9 @@ int main(int argc, char **argv)
 		bench_die("epoll_create1");
 	for (long i = 0; i < conns; i++) {
 		int sv[2];
-		struct epoll_event e = { .events = EPOLLIN };
+		struct epoll_event e = {
+			.events = EPOLLIN | (edge_triggered ? EPOLLET : 0),
+		};
 
 		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv))
 			bench_die("socketpair");
