@@ -3,18 +3,18 @@
  * The lifetime of the per-process NUMA mode, and what one process's mode
  * costs the others:
  *
- *  - key_held: the module reports whether it holds its one reference on
- *    the sched_numa_balancing key; it does while an mm is ENABLED and lets
- *    it go a while after the last one goes;
- *  - toggle_ipis: a user toggling ENABLED/DEFAULT with kernel.numa_balancing
- *    = 0 does not flip the key (kernel text patching, IPIs to every CPU)
- *    at each toggle;
- *  - failed_exec: an execve() that fails after the new mm inherited the
- *    mode gives it all back (the same with injected allocation failures is
- *    fault_inject_test's);
- *  - cpuset_mems_rewrite: a cgroup v1 cpuset.mems write that drops the last
- *    reference of an ENABLED mm itself; lockdep must stay quiet (debug
- *    kernel; skipped without cgroup v1 cpusets).
+ *  - sysctl_off.key_held: the module reports whether it holds its one
+ *    reference on the sched_numa_balancing key; it does while an mm is
+ *    ENABLED and lets it go a while after the last one goes;
+ *  - sysctl_off.toggle_ipis: a user toggling ENABLED/DEFAULT with
+ *    kernel.numa_balancing = 0 does not flip the key (kernel text
+ *    patching, IPIs to every CPU) at each toggle;
+ *  - exec_fail.no_leak: an execve() that fails after the new mm inherited
+ *    the mode gives it all back (the same with injected allocation
+ *    failures is fault_inject_test's);
+ *  - cpuset.mems_rewrite: a cgroup v1 cpuset.mems write that drops the
+ *    last reference of an ENABLED mm itself; lockdep must stay quiet
+ *    (debug kernel; skipped without cgroup v1 cpusets).
  */
 #define _GNU_SOURCE
 #include <grp.h>
@@ -42,13 +42,15 @@ FIXTURE(sysctl_off) {
 
 FIXTURE_SETUP(sysctl_off)
 {
+	self->saved = -1;
 	ASSERT_EQ(0, numab_read_long(NUMAB_SYSCTL_NUMA_BALANCING, &self->saved));
 	ASSERT_EQ(0, numab_write_long(NUMAB_SYSCTL_NUMA_BALANCING, 0));
 }
 
 FIXTURE_TEARDOWN(sysctl_off)
 {
-	numab_write_long(NUMAB_SYSCTL_NUMA_BALANCING, self->saved);
+	if (self->saved >= 0)
+		numab_write_long(NUMAB_SYSCTL_NUMA_BALANCING, self->saved);
 }
 
 /* --- key_held ------------------------------------------------------------ */
