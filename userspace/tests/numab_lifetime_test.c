@@ -150,9 +150,9 @@ struct toggle_run {
 
 /*
  * A child of uid nobody toggles @mode/DEFAULT; CAL IPIs are counted until
- * WINDOW_MS after its exit, and the key must have settled by then. The
- * window is slept through: opening and reading files costs function-call
- * IPIs of its own (about one a read here), so no polling in it.
+ * WINDOW_MS after its exit, then the key must settle. The window is slept
+ * through: opening and reading files costs function-call IPIs of its own
+ * (about one a read here), so no polling in it.
  */
 static void toggle_run(struct __test_metadata *_metadata, int mode,
 		       struct toggle_run *r)
@@ -179,9 +179,9 @@ static void toggle_run(struct __test_metadata *_metadata, int mode,
 
 	numab_sleep_ms(WINDOW_MS);
 	r->cal = cal_ipis() - cal0;
-	EXPECT_TRUE(numab_key_settle(&now, 0))
-		TH_LOG("key still held %d ms after the last ENABLED mm: key_count %ld key_held %ld",
-		       WINDOW_MS, now.key_count, now.key_held);
+	EXPECT_TRUE(numab_key_settle(&now, NUMAB_KEY_SETTLE_MS))
+		TH_LOG("key still held after the last ENABLED mm: key_count %ld key_held %ld",
+		       now.key_count, now.key_held);
 }
 
 TEST_F_TIMEOUT(sysctl_off, toggle_ipis, 600)
@@ -363,14 +363,16 @@ TEST_F(exec_fail, no_leak)
  * neither cpu_hotplug_lock again (static_branch_dec() does) nor a lock
  * that is held elsewhere around cpus_read_lock().
  *
- * Many VMAs make each rebind long, so that exits land in one; threads give
- * the cpuset code a second task of the same mm right after the rebind.
+ * Many VMAs make each rebind long, so that exits land in one. Many threads:
+ * they are all handed the lock at once, more of them than there are CPUs,
+ * so the cpuset code finds one that has not run yet (with 4 threads the
+ * old series' lock cycle never showed in 10 s; with 16 it did).
  * lockdep reports what goes wrong on the console (qemu/run fails the run
  * on it); the test also checks that lockdep is still on afterwards.
  */
 #define CPUSET_SECONDS	10
 #define CPUSET_PROCS	3	/* exiting processes at a time */
-#define CPUSET_THREADS	4	/* tasks per process */
+#define CPUSET_THREADS	16	/* tasks per process: more than CPUs */
 #define CPUSET_VMAS	2000	/* pages made into separate VMAs */
 
 FIXTURE(cpuset) {

@@ -258,10 +258,11 @@ static inline bool numab_counters_settle(const struct numab_counters *want,
 
 /*
  * The module holds one reference on the sched_numa_balancing key while any
- * mm is ENABLED and drops it about a second after the last one goes.
- * Long enough for that release, with a wide margin:
+ * mm is ENABLED and drops it about a second after the last one goes (a
+ * work item: 2.6 s seen on a loaded host under the debug kernel). Long
+ * enough for that release, with a margin:
  */
-#define NUMAB_KEY_SETTLE_MS		3000
+#define NUMAB_KEY_SETTLE_MS		5000
 
 /*
  * Poll up to @ms milliseconds until key_count == (kernel.numa_balancing

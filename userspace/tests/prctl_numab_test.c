@@ -23,12 +23,6 @@
 #define SYSCTL_NUMA_BALANCING	NUMAB_SYSCTL_NUMA_BALANCING
 #define EXEC_ENV		"NUMAB_TEST_EXEC"
 
-/* The option numbers: the tagged one, and the one 6.1 accepts as well. */
-#ifndef PR_NUMA_BALANCING_TAGGED
-#define PR_NUMA_BALANCING_TAGGED	0x4e554d41	/* "NUMA" */
-#endif
-#define PR_NUMA_BALANCING_LEGACY		65
-
 #define MODE_DIS	PR_SET_NUMA_BALANCING_DISABLED
 #define MODE_EN		PR_SET_NUMA_BALANCING_ENABLED
 #define MODE_DEF	PR_SET_NUMA_BALANCING_DEFAULT
@@ -105,7 +99,8 @@ static void expect_rejected(struct __test_metadata *_metadata,
 		TH_LOG("prctl(%#x, %#lx, %#lx, %#lx, %#lx): %s",
 		       PR_NUMA_BALANCING, op, a3, a4, a5, strerror(e));
 	EXPECT_EQ(mode, numab_get_mode())
-		TH_LOG("mode changed by rejected prctl(65, %#lx, ...)", op);
+		TH_LOG("mode changed by rejected prctl(%#x, %#lx, ...)",
+		       PR_NUMA_BALANCING, op);
 }
 
 static int read_sysctl(void)
@@ -171,13 +166,13 @@ TEST(set_get_each_mode)
 }
 
 /*
- * The tagged option number and, on 6.1, 65 as well (the number of the
- * original postings; later kernels gave 65 to PR_SET_MDWE, so it is not
- * called there): both reach the same mode.
+ * The tagged option number and, on 6.1, the postings' 65 as well (later
+ * kernels gave 65 to PR_SET_MDWE, so it is not called there): both reach
+ * the same mode.
  */
 TEST(option_numbers)
 {
-	static const int opts[] = { PR_NUMA_BALANCING_TAGGED,
+	static const int opts[] = { PR_NUMA_BALANCING,
 				    PR_NUMA_BALANCING_LEGACY };
 	struct utsname u;
 	size_t set, get, n;
