@@ -27,6 +27,13 @@ import subprocess
 import sys
 
 FUNCS = ["do_epoll_wait", "task_tick_fair"]
+# The min-wait functions of fs/eventpoll.c; those the compiler inlined are
+# not in the symbol table, and show inside their callers.
+MINWAIT_PATH = ["ep_min_wait", "ep_min_wait_wake", "ep_min_wait_timer",
+                "ep_mw_init", "ep_mw_scan", "ep_mw_count", "ep_mw_account",
+                "ep_mw_unaccount", "ep_mw_set_hold_until", "ep_mw_arm",
+                "ep_mw_start", "ep_mw_dequeue"]
+MODULE_REFS = ["try_module_get", "module_put", "__module_get"]
 GUARDED_CALLS = ["ep_min_wait", "__numa_balancing_mm_init",
                  "__numa_balancing_mm_exit", "__numa_balancing_mm_release"]
 
@@ -168,4 +175,54 @@ print("Jump-label sites as built (`xchg %ax,%ax` and `nopl 0x0(%rax,%rax,1)` "
       "C, so no code is patched when the module loads or unloads.\n")
 report("A stock", sys.argv[1])
 report("B/C patched", sys.argv[2])
+
+
+def minwait_path(vmlinux):
+    """What a blocking call on a min-wait instance executes that could be
+    shared by all instances: every lock-prefixed (atomic) instruction and
+    every call, in the functions of its path."""
+    syms = symbols(vmlinux)
+    path = [f for f in MINWAIT_PATH if f in syms]
+    if not path:
+        return
+    print("### The blocking path of a min-wait call\n")
+    print("A blocking `epoll_wait()` on an instance with a minimum wait runs "
+          f"{', '.join(f'`{f}()`' for f in path)} (with their inlined "
+          "helpers) besides the plain path. Their atomic (lock-prefixed) "
+          "instructions and calls, from the patched vmlinux; an atomic on "
+          "a global would have a `(%rip)` operand:\n")
+    print("| function | atomics | calls |")
+    print("|---|---|---|")
+    shared = []
+    for fn in path:
+        base, size = syms[fn]
+        atomics, calls = [], []
+        for _, insn in disasm(vmlinux, base, base + size):
+            if insn.startswith("lock "):
+                atomics.append(insn)
+                if "(%rip)" in insn:
+                    shared.append(f"{fn}: {insn}")
+            m = re.match(r"call\s+\S+ <([^>+]+)", insn)
+            if m and m.group(1) not in calls:
+                calls.append(m.group(1))
+                if m.group(1) in MODULE_REFS:
+                    shared.append(f"{fn}: calls {m.group(1)}")
+        print(f"| {fn} | {', '.join(f'`{a}`' for a in atomics) or 'none'} "
+              f"| {', '.join(f'`{c}`' for c in calls) or 'none'} |")
+    print()
+    if shared:
+        print("Shared by all instances: " + "; ".join(shared) + "\n")
+    else:
+        print("No atomic on a global address, and no call to "
+              f"{', '.join(f'`{c}`' for c in MODULE_REFS)}"
+              ": the locks taken are the instance's (`ep->lock`, "
+              "`ep->mtx`), the CPU's hrtimer base and run queue (in "
+              "`hrtimer_start_range_ns()`, `hrtimer_cancel()`, "
+              "`schedule()`, `wake_up_process()`), none shared by all "
+              "instances. The previous version of the series took the "
+              "module's reference count (an atomic shared by every caller) "
+              "on the way in and out of every blocking call.\n")
+
+
+minwait_path(sys.argv[2])
 PY
