@@ -46,6 +46,19 @@ cache="${NUMAB_CACHE:-/var/cache/numab-minwait}"
 jobs="${JOBS:-$(nproc)}"
 srcver=$(dpkg-query -W -f '${Version}' linux-source-6.1)
 
+# Build from a copy of the inputs taken now: a build that waits for the
+# lock must not apply a series that changed meanwhile under this key.
+inputs=$(mktemp -d)
+trap 'rm -rf "$inputs"' EXIT
+for i in "${!fragments[@]}"; do
+	cp "${fragments[i]}" "$inputs/fragment-$i"
+	fragments[i]=$inputs/fragment-$i
+done
+if [[ -n "$patch" ]]; then
+	cp "$patch" "$inputs/series.patch"
+	patch=$inputs/series.patch
+fi
+
 # Bump when a change to this script changes what it builds.
 recipe=1
 key=$( {
