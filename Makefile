@@ -7,15 +7,29 @@ SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 
 BUILD := $(CURDIR)/build
-KERNEL := $(BUILD)/kernel
-KOBJ := $(KERNEL)/obj
-KSRC := $(KERNEL)/src
-STAGE := $(BUILD)/stage
 USERSPACE := $(BUILD)/userspace
-INITRAMFS := $(BUILD)/initramfs.img
-KVER = $(shell cat $(KERNEL)/kernel.release)
+NUMAB_CACHE ?= /var/cache/numab-minwait
+export NUMAB_CACHE
 
-.PHONY: all deps kernel kernel-stock module stage userspace initramfs check demo lint clean
+# The kernel series and its guest configuration (kernel/build.sh).
+SERIES := 6.1
+PATCH := hooks.patch
+FRAGMENTS := kernel/guest-$(SERIES).config
+DEBUG_FRAGMENTS := $(FRAGMENTS) kernel/debug-$(SERIES).config
+BUILD_KERNEL := kernel/build.sh --series $(SERIES)
+
+# make install
+DESTDIR ?=
+PREFIX ?= /usr/local
+BINDIR := $(DESTDIR)$(PREFIX)/bin
+LIBDIR := $(DESTDIR)$(PREFIX)/lib
+INCLUDEDIR := $(DESTDIR)$(PREFIX)/include
+MANDIR := $(DESTDIR)$(PREFIX)/share/man
+MAN_PAGES := $(wildcard docs/man/*.[0-9]*)
+
+.PHONY: all deps kernel kernel-debug kernel-stock userspace tools check \
+	check-debug demo dkms lint lint-quick lint-bisect install uninstall \
+	clean distclean
 
 all: initramfs
 
@@ -23,46 +37,115 @@ deps:
 	@scripts/deps.sh
 
 kernel: deps
-	@scripts/build-kernel.sh --link $(KERNEL) --patch hooks.patch \
-		--fragment qemu/guest.config
+	@$(BUILD_KERNEL) --name kernel --link $(BUILD)/kernel --patch $(PATCH) \
+		$(addprefix --fragment ,$(FRAGMENTS))
+
+# KASAN, lockdep, kmemleak, fault injection: make check-debug.
+kernel-debug: deps
+	@$(BUILD_KERNEL) --name kernel-debug --link $(BUILD)/kernel-debug \
+		--patch $(PATCH) $(addprefix --fragment ,$(DEBUG_FRAGMENTS))
 
 # The same kernel without the series: the baseline of benchmarks and DKMS.
 kernel-stock: deps
-	@scripts/build-kernel.sh --name kernel-stock --link $(BUILD)/kernel-stock \
-		--fragment qemu/guest.config
+	@$(BUILD_KERNEL) --name kernel-stock --link $(BUILD)/kernel-stock \
+		$(addprefix --fragment ,$(FRAGMENTS))
 
-module: kernel
-	@$(MAKE) -s -C module KERNEL_DIR=$(KOBJ)
+# The guest image of a kernel: the module built for it out of the source
+# tree (build/module*), modules_install plus the module depmod'ed (stage),
+# the initramfs. $(1): the kernel's name; $(2): "" or "-debug".
+define guest_image
+.PHONY: module$(2) stage$(2) initramfs$(2)
 
-# modules_install of the kernel plus our module, depmod'ed for the guest.
-stage: module
-	@rm -rf $(STAGE)
-	@mkdir -p $(STAGE)/lib/modules
-	@cp -a $(KERNEL)/modules/lib/modules/$(KVER) $(STAGE)/lib/modules/
-	@install -D -m 0644 module/numab_minwait.ko \
-		$(STAGE)/lib/modules/$(KVER)/extra/numab_minwait.ko
-	@depmod -b $(STAGE) $(KVER)
+module$(2): $(1)
+	@mkdir -p $(BUILD)/module$(2)
+	@rsync -a --delete --exclude='*.mod.c' --include='*.[ch]' \
+		--include=Kbuild --include=Makefile --exclude='*' \
+		module/ $(BUILD)/module$(2)/
+	@$(MAKE) -s -C $(BUILD)/module$(2) KERNEL_DIR=$(BUILD)/$(1)/obj
+
+stage$(2): module$(2)
+	@rm -rf $(BUILD)/stage$(2)
+	@mkdir -p $(BUILD)/stage$(2)/lib/modules
+	@cp -a $(BUILD)/$(1)/modules/lib/modules/$$(KVER$(2)) \
+		$(BUILD)/stage$(2)/lib/modules/
+	@install -D -m 0644 $(BUILD)/module$(2)/numab_minwait.ko \
+		$(BUILD)/stage$(2)/lib/modules/$$(KVER$(2))/extra/numab_minwait.ko
+	@depmod -b $(BUILD)/stage$(2) $$(KVER$(2))
+
+initramfs$(2): stage$(2) userspace
+	@qemu/mkinitramfs --kver $$(KVER$(2)) --stage $(BUILD)/stage$(2) \
+		--userspace $(USERSPACE) --out $(BUILD)/initramfs$(2).img
+
+KVER$(2) = $$(shell cat $(BUILD)/$(1)/kernel.release)
+endef
+$(eval $(call guest_image,kernel,))
+$(eval $(call guest_image,kernel-debug,-debug))
 
 userspace: kernel
 	@$(MAKE) -s -C userspace OUT=$(USERSPACE)/bin \
 		SELFTEST_OUT=$(USERSPACE)/selftests \
-		KSELFTEST_DIR=$(KSRC)/tools/testing/selftests all selftests
+		KSELFTEST_DIR=$(BUILD)/kernel/src/tools/testing/selftests \
+		all selftests
 
-initramfs: stage userspace
-	@qemu/mkinitramfs --kver $(KVER) --stage $(STAGE) \
-		--userspace $(USERSPACE) --out $(INITRAMFS)
+# What make install installs; needs no kernel.
+tools:
+	@$(MAKE) -s -C userspace OUT=$(USERSPACE)/bin tools
 
 check: initramfs
-	@scripts/check.sh
+	@userspace/tests/check.sh
+
+check-debug: initramfs-debug
+	@userspace/tests/check.sh --debug
 
 # The initramfs itself loads the module before the demo starts.
 demo: initramfs
 	@qemu/run --append rd.driver.pre=numab_minwait -- demo.sh
 
+# DKMS builds and installs the module for the patched guest kernels (one
+# guest boot each) and must refuse the stock one; see
+# docs/dkms-and-lint.md.
+DKMS_KERNELS ?= $(BUILD)/kernel $(BUILD)/kernel-debug
+DKMS_UNPATCHED ?= $(BUILD)/kernel-stock
+dkms: kernel kernel-debug kernel-stock userspace
+	@scripts/dkms-test.sh $(addprefix --kernel ,$(DKMS_KERNELS)) \
+		--unpatched $(DKMS_UNPATCHED) --userspace $(USERSPACE)
+
+# make lint: the quick checks (what make check and CI run), then a build
+# of each commit of the series on its own (~20 min on 2 cores).
+lint: lint-quick lint-bisect
+
+lint-quick: deps
+	@scripts/lint.sh
+
+lint-bisect: deps
+	@$(BUILD_KERNEL) --bisect --patch $(PATCH) \
+		$(addprefix --fragment ,$(FRAGMENTS))
+
+install: tools
+	install -D -m 0755 $(USERSPACE)/bin/numab-run $(BINDIR)/numab-run
+	install -D -m 0755 $(USERSPACE)/bin/libminwait.so $(LIBDIR)/libminwait.so
+	install -D -m 0644 userspace/include/numab_uapi.h \
+		$(INCLUDEDIR)/numab_uapi.h
+	for page in $(MAN_PAGES); do \
+		section=$${page##*.}; \
+		install -D -m 0644 $$page \
+			$(MANDIR)/man$${section:0:1}/$${page##*/}; \
+	done
+
+uninstall:
+	rm -f $(BINDIR)/numab-run $(LIBDIR)/libminwait.so \
+		$(INCLUDEDIR)/numab_uapi.h
+	for page in $(MAN_PAGES); do \
+		section=$${page##*.}; \
+		rm -f $(MANDIR)/man$${section:0:1}/$${page##*/}; \
+	done
+
 clean:
-	-@$(MAKE) -s -C module KERNEL_DIR=$(KOBJ) clean 2>/dev/null
 	rm -rf $(BUILD)
 
-include mk/debug.mk
-include mk/bench.mk
-include mk/dkms-lint.mk
+# Also the kernel trees and the ccache that kernel/build.sh made in
+# $(NUMAB_CACHE) (shared by every clone on this machine).
+distclean: clean
+	@kernel/build.sh --purge
+
+include userspace/bench/bench.mk

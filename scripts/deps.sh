@@ -7,8 +7,8 @@ set -euo pipefail
 
 packages=(
 	linux-source-6.1 gcc make libc6-dev bc flex bison libelf-dev libssl-dev
-	cpio xz-utils kmod rsync git ccache python3 perl
-	qemu-system-x86 dracut-core dkms shellcheck
+	cpio xz-utils kmod rsync git ccache python3 python3-pyflakes perl mandoc
+	qemu-system-x86 dracut-core dkms shellcheck man-db
 )
 
 missing=()

@@ -17,8 +17,8 @@ usage() {
 usage: $0 --kernel TREE [--kernel TREE]... --unpatched TREE
        [--tests LIST] [--userspace DIR]
 
-  --kernel TREE     a kernel with hooks.patch: a scripts/build-kernel.sh
-                    tree (obj/, modules/) or a built kernel object folder
+  --kernel TREE     a kernel with hooks.patch: a kernel/build.sh tree
+                    (obj/, modules/) or a built kernel object folder
                     (repeatable; one guest boot each)
   --unpatched TREE  a built kernel without the hooks: DKMS must refuse it
   --tests LIST      tests run in each guest (default: "$default_tests")
@@ -26,22 +26,33 @@ usage: $0 --kernel TREE [--kernel TREE]... --unpatched TREE
 USAGE
 }
 
-default_tests="seed_min_wait prctl_numab_test epoll_min_wait_test"
+default_tests="seed_min_wait_test.sh prctl_numab_test epoll_min_wait_test"
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
 kernels=() unpatched="" tests=$default_tests userspace=build/userspace
+bad_usage() {
+	echo "$0: $*" >&2
+	usage >&2
+	exit 2
+}
 while (($#)); do
 	case "$1" in
-	--kernel) kernels+=("$2"); shift 2 ;;
-	--unpatched) unpatched=$2; shift 2 ;;
-	--tests) tests=$2; shift 2 ;;
-	--userspace) userspace=$2; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
-	*) usage >&2; exit 64 ;;
+	--kernel|--unpatched|--tests|--userspace)
+		(($# >= 2)) || bad_usage "option '$1' needs an argument" ;;
+	*) bad_usage "unknown option '$1'" ;;
 	esac
+	case "$1" in
+	--kernel) kernels+=("$2") ;;
+	--unpatched) unpatched=$2 ;;
+	--tests) tests=$2 ;;
+	--userspace) userspace=$2 ;;
+	esac
+	shift 2
 done
-[[ ${#kernels[@]} -gt 0 && -n $unpatched ]] || { usage >&2; exit 64; }
+((${#kernels[@]})) || bad_usage "--kernel is required"
+[[ -n $unpatched ]] || bad_usage "--unpatched is required"
 
 say() {
 	printf 'dkms: %s\n' "$*"
@@ -70,7 +81,7 @@ kernel_obj() {
 	local obj=$1
 	[[ -d $1/obj ]] && obj=$1/obj
 	[[ -f $obj/include/config/kernel.release && -f $obj/Module.symvers ]] ||
-		die "no built kernel at $1 (scripts/build-kernel.sh makes one)"
+		die "no built kernel at $1 (kernel/build.sh makes one)"
 	realpath "$obj"
 }
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make lint (and CI): checkpatch.pl --strict on each patch of hooks.patch
-# and on the module sources, shellcheck on every tracked shell script.
-# Takes seconds; the per-commit build is scripts/lint-bisect.sh.  One line
-# per check, then "N passed, N failed"; exits non-zero on any failure.
+# make lint-quick (make check and CI run it): checkpatch.pl --strict on each
+# patch of hooks.patch and on the module sources, shellcheck on every
+# tracked shell script, pyflakes on every Python file, mandoc -Tlint on
+# the man pages and their rendered views up to date.  Takes seconds; the per-commit build is `make
+# lint-bisect`.  Prints TAP, one result per check; exits non-zero on any
+# failure.
 #
 # checkpatch.pl comes from the guest kernel tree (build/kernel/src) when it
 # is there, else from Debian's linux-source-6.1 tarball, extracted once
@@ -37,18 +39,31 @@ find_checkpatch() {
 	fi
 }
 
-passed=0 failed=0
+echo "TAP version 13"
+n=0 failed=0
 result() {
 	local name=$1 out
 	shift
+	n=$((n + 1))
 	if out=$("$@" 2>&1); then
-		echo "ok - $name"
-		passed=$((passed + 1))
+		echo "ok $n - $name"
 	else
-		echo "not ok - $name"
+		echo "not ok $n - $name"
 		printf '%s\n' "$out" | sed 's/^/#   /'
 		failed=$((failed + 1))
 	fi
+}
+
+# The tracked files of a kind: shell scripts (*.sh, or a sh/bash
+# shebang), Python (*.py, or a python shebang).
+tracked() {
+	local f
+	git ls-files | while IFS= read -r f; do
+		[[ -f "$f" ]] || continue
+		if [[ "$f" == *."$1" ]] || head -n 1 "$f" | grep -qE "$2"; then
+			echo "$f"
+		fi
+	done
 }
 
 checkpatch=$(find_checkpatch)
@@ -69,8 +84,16 @@ mapfile -t module_sources < <(git ls-files 'module/*.[ch]')
 result "checkpatch --strict -f: ${module_sources[*]}" \
 	"$checkpatch" --strict --no-tree --quiet -f "${module_sources[@]}"
 
-mapfile -t scripts < <(scripts/list-shell-scripts.sh)
+mapfile -t scripts < <(tracked sh '^#!.*\b(ba)?sh\b')
 result "shellcheck: ${#scripts[@]} scripts" shellcheck "${scripts[@]}"
 
-echo "$passed passed, $failed failed"
+mapfile -t python < <(tracked py '^#!.*\bpython')
+result "pyflakes: ${python[*]}" /usr/bin/python3 -m pyflakes "${python[@]}"
+
+mapfile -t pages < <(git ls-files 'docs/man/*.[0-9]*')
+result "mandoc -Tlint: ${pages[*]##*/}" \
+	mandoc -Tlint -W warning "${pages[@]}"
+result "docs/*.[0-9]*.md are the man pages rendered" docs/man/render.sh --check
+
+echo "1..$n"
 ((failed == 0))

@@ -3,7 +3,7 @@
 #
 # In-guest bench driver: runs one suite of the bench programs (next to this
 # script, /opt/bench) and prints one "BENCH suite=S key=value..." line per
-# measurement, for scripts/bench.sh to collect. Never loads a module: the
+# measurement, for bench.sh to collect. Never loads a module: the
 # host boots kernel C with qemu/run --preload. Made for a one-vCPU guest
 # under qemu/run --icount (guest time = instructions): every program runs
 # on CPU 0.

@@ -1,13 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
-"""Turn the raw results of scripts/bench.sh into the benchmark report.
+"""Turn the raw results of bench.sh into the benchmark report.
 
-    python3 scripts/bench_report.py RAW_DIR MD_FILE DAT_DIR
+    python3 report.py RAW_DIR MD_FILE DAT_DIR
 
 RAW_DIR holds the BENCH lines of every guest boot (*.txt), run.txt (how
-and where the run was made), hooks.md (scripts/bench-hooks.sh) and,
+and where the run was made), hooks.md (hooks.py) and,
 optionally, summary.md (a person's reading of the run, included as is).
 Writes the markdown report to MD_FILE and the plot data to DAT_DIR (for
-the gnuplot scripts scripts/bench-*.gp). The output depends on RAW_DIR
+the gnuplot scripts plot-*.gp). The output depends on RAW_DIR
 only: the same raw files give the same report, byte for byte.
 """
 
@@ -187,7 +187,7 @@ class Report:
                "```", "",
                "It builds what it needs (the patched kernel, module and "
                "guest programs through `make initramfs`; the stock kernel "
-               "through `scripts/build-kernel.sh --name kernel-stock`, "
+               "through `make kernel-stock`, "
                "cached like the other; the static bench programs of "
                "`userspace/bench/` into `build/bench/bin`), makes one guest "
                "image for every boot (the project's image plus Debian's "
@@ -199,7 +199,7 @@ class Report:
                "to `docs/bench-raw/` and run `make bench-report`.", "",
                "| kernel | what |", "|---|---|",
                "| A | stock Debian 6.1 (`linux-source-6.1`), same "
-               "`qemu/guest.config`, no patch |",
+               "`kernel/guest-6.1.config`, no patch |",
                "| B | patched (`hooks.patch`), `numab_minwait` not loaded |",
                "| C | patched, `numab_minwait` loaded (`qemu/run "
                "--preload`), no process using either feature unless the "

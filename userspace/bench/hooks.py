@@ -1,25 +1,17 @@
-#!/usr/bin/env bash
+#!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
-#
-# Show, from two built kernels, what the hook series costs at its sites
-# while unused: every static-key (jump label) site in the functions that
-# carry a hook, with its key and the instruction built in (a NOP for a
-# key that is off, as built), and the plain load+compare that guards the
-# epoll min-wait and the fork and exit hooks. Prints markdown.
-#
-#   scripts/bench-hooks.sh STOCK_VMLINUX PATCHED_VMLINUX
-#
-# ep_poll() is inlined into do_epoll_wait(); task_tick_fair() is the
-# scheduler tick. The jump table is read with the x86-64 relative layout
-# (s32 code, s32 target, s64 key; each relative to its own field).
-set -euo pipefail
+"""What the hook series costs at its sites while unused, from two built
+kernels: every static-key (jump label) site in the functions that carry a
+hook, with its key and the instruction built in (a NOP for a key that is
+off, as built), and the plain load+compare that guards the epoll min-wait
+and the fork and exit hooks. Prints markdown.
 
-(($# == 2)) || { echo "usage: $0 STOCK_VMLINUX PATCHED_VMLINUX" >&2; exit 64; }
-for f in "$@"; do
-	[[ -r $f ]] || { echo "$0: cannot read $f" >&2; exit 1; }
-done
+    hooks.py STOCK_VMLINUX PATCHED_VMLINUX
 
-python3 - "$@" <<'PY'
+ep_poll() is inlined into do_epoll_wait(); task_tick_fair() is the
+scheduler tick. The jump table is read with the x86-64 relative layout
+(s32 code, s32 target, s64 key; each relative to its own field).
+"""
 import bisect
 import re
 import struct
@@ -165,18 +157,6 @@ def print_guard(func, insns, call):
         print(f"    {a:x}: {s}")
 
 
-print("Jump-label sites as built (`xchg %ax,%ax` and `nopl 0x0(%rax,%rax,1)` "
-      "are the 2- and 5-byte NOPs). At run time the kernel rewrites a site "
-      "into a jump while its key is on: `sched_numa_balancing` is on in "
-      "A, B and C alike whenever kernel.numa_balancing is 1 (the default "
-      "here). The series adds no jump-label site: the min-wait check in "
-      "`ep_poll()` (inlined into `do_epoll_wait()`) is a load of the "
-      "instance's min-wait state and a not-taken branch, the same in B and "
-      "C, so no code is patched when the module loads or unloads.\n")
-report("A stock", sys.argv[1])
-report("B/C patched", sys.argv[2])
-
-
 def minwait_path(vmlinux):
     """What a blocking call on a min-wait instance executes that could be
     shared by all instances: every lock-prefixed (atomic) instruction and
@@ -224,5 +204,24 @@ def minwait_path(vmlinux):
               "on the way in and out of every blocking call.\n")
 
 
-minwait_path(sys.argv[2])
-PY
+
+def main():
+    if len(sys.argv) != 3:
+        print(f"usage: {sys.argv[0]} STOCK_VMLINUX PATCHED_VMLINUX",
+              file=sys.stderr)
+        sys.exit(2)
+    print("Jump-label sites as built (`xchg %ax,%ax` and `nopl 0x0(%rax,%rax,1)` "
+          "are the 2- and 5-byte NOPs). At run time the kernel rewrites a site "
+          "into a jump while its key is on: `sched_numa_balancing` is on in "
+          "A, B and C alike whenever kernel.numa_balancing is 1 (the default "
+          "here). The series adds no jump-label site: the min-wait check in "
+          "`ep_poll()` (inlined into `do_epoll_wait()`) is a load of the "
+          "instance's min-wait state and a not-taken branch, the same in B and "
+          "C, so no code is patched when the module loads or unloads.\n")
+    report("A stock", sys.argv[1])
+    report("B/C patched", sys.argv[2])
+    minwait_path(sys.argv[2])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# gnuplot -c scripts/bench-unused.gp DATA PNG
+# gnuplot -c plot-unused.gp DATA PNG
 # DATA: "test B_median B_min B_max C_median C_min C_max" (% vs stock).
 set terminal pngcairo size 900,450 font ",10" noenhanced
 set output ARG2

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# gnuplot -c scripts/bench-rr-rates.gp DATA PNG
+# gnuplot -c plot-rr-rates.gp DATA PNG
 # DATA: "rate" then median, min, max of CPU us/request for plain, the
 # sleep hack and the min-wait (200 us).
 set terminal pngcairo size 900,450 font ",10" noenhanced

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# gnuplot -c scripts/bench-numa-probe.gp DATA PNG
+# gnuplot -c plot-numa-probe.gp DATA PNG
 # DATA: "index quantile" then median, min, max in ns for DEFAULT and
 # DISABLED. Points on a log axis (bars would start at an arbitrary floor).
 set terminal pngcairo size 900,450 font ",10" noenhanced

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make bench`: boot the stock and the patched kernel in the same QEMU
-# configuration, run the bench suites of userspace/bench/ in each, rounds
+# configuration, run the bench suites (bench-guest.sh) in each, rounds
 # interleaved (A B C, A B C, ...), and write build/bench/results.md and
-# build/bench/bench-*.png (scripts/bench-report.sh).
+# build/bench/bench-*.png (report.sh).
 #
 #   A  stock Debian 6.1, same config, no patch (build/kernel-stock)
 #   B  patched (build/kernel), module not loaded
@@ -14,13 +14,14 @@
 # NUMA node): guest time counts instructions, so results do not depend on
 # the host's load and boots can run side by side (--jobs).
 # The feature suites (epcall, rr, memc, redis, stress, numa) need the
-# module: they run on C. Expects `make initramfs bench-programs` done (the
-# Makefile's bench target does it); builds the stock kernel itself (cached).
+# module: they run on C. Expects `make initramfs kernel-stock
+# bench-programs` done (the Makefile's bench target does it).
 set -euo pipefail
 
 usage() {
 	cat <<USAGE
-usage: $0 [--quick] [--rounds N] [--jobs N] [--stage DIR] [--userspace DIR] [--stock DIR]
+usage: $0 --stock DIR [--quick] [--rounds N] [--jobs N] [--stage DIR]
+          [--userspace DIR]
 
   --quick     fewer iterations (under 10 minutes once the kernels are built)
   --rounds N  interleaved rounds per suite (default 3 for the unused-cost
@@ -29,28 +30,41 @@ usage: $0 [--quick] [--rounds N] [--jobs N] [--stage DIR] [--userspace DIR] [--s
   --stage DIR      modules of the patched kernel with numab_minwait.ko
                    (default build/stage, from make stage)
   --userspace DIR  the project's guest programs (default build/userspace)
-  --stock DIR      a built kernel tree (obj/) to use as A instead of
-                   building build/kernel-stock
+  --stock DIR      the stock kernel, A: a kernel/build.sh tree (obj/),
+                   as make kernel-stock makes build/kernel-stock
 USAGE
 }
 
-invocation="make bench${*:+ ($*)}"
+bad_usage() {
+	echo "$0: $*" >&2
+	echo "Try '$0 --help'." >&2
+	exit 2
+}
+need_arg() {
+	(($2 >= 2)) || bad_usage "option '$1' needs an argument"
+}
+
 quick=0 rounds="" jobs=2 stage=build/stage userspace=build/userspace stock=""
 while (($#)); do
 	case "$1" in
-	--quick) quick=1; invocation="make bench QUICK=1"; shift ;;
-	--rounds) rounds="$2"; shift 2 ;;
-	--jobs) jobs="$2"; shift 2 ;;
-	--stage) stage="$2"; shift 2 ;;
-	--userspace) userspace="$2"; shift 2 ;;
-	--stock) stock="$2"; shift 2 ;;
+	--quick) quick=1; shift ;;
+	--rounds) need_arg "$1" $#; rounds="$2"; shift 2 ;;
+	--jobs) need_arg "$1" $#; jobs="$2"; shift 2 ;;
+	--stage) need_arg "$1" $#; stage="$2"; shift 2 ;;
+	--userspace) need_arg "$1" $#; userspace="$2"; shift 2 ;;
+	--stock) need_arg "$1" $#; stock="$2"; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
-	*) usage >&2; exit 64 ;;
+	*) bad_usage "unknown option '$1'" ;;
 	esac
 done
+[[ -n $stock ]] || bad_usage "--stock is required"
+# How the run was asked for, in the report.
+invocation="make bench"
+((quick)) && invocation+=" QUICK=1"
+[[ -z $rounds ]] || invocation+=" (--rounds $rounds)"
 
-repo=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$repo"
+here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
+cd "$here/../.."
 out=build/bench
 raw=$out/raw
 unused_rounds=${rounds:-$((quick ? 2 : 3))}
@@ -80,12 +94,6 @@ fi
 	echo "bench: run 'make bench-programs' first" >&2
 	exit 1
 }
-
-if [[ -z $stock ]]; then
-	scripts/build-kernel.sh --name kernel-stock --link build/kernel-stock \
-		--fragment qemu/guest.config
-	stock=build/kernel-stock
-fi
 
 # One image for every boot, only for the benchmarks (the test image of
 # make check stays as it is): the patched kernel's modules (never loaded
@@ -165,7 +173,7 @@ wait
 echo "bench: guest runs took $(($(date +%s) - start)) s"
 
 # What the report says about this run, kept with the raw lines so that
-# scripts/bench-report.sh regenerates the same report from them.
+# report.sh regenerates the same report from them.
 {
 	echo "command: $invocation"
 	echo "finished: $(date -u '+%Y-%m-%d %H:%M UTC')"
@@ -178,9 +186,9 @@ echo "bench: guest runs took $(($(date +%s) - start)) s"
 		echo "package $tool: $(dpkg-query -W -f '${Version}' "$tool")"
 	done
 } >"$raw/run.txt"
-scripts/bench-hooks.sh "$stock/obj/vmlinux" build/kernel/obj/vmlinux \
+"$here/hooks.py" "$stock/obj/vmlinux" build/kernel/obj/vmlinux \
 	>"$raw/hooks.md"
-scripts/bench-report.sh --raw "$raw" --md "$out/results.md" --plots "$out"
+"$here/report.sh" --raw "$raw" --md "$out/results.md" --plots "$out"
 echo "bench: wrote $out/results.md and $out/bench-*.png"
 echo "bench: to publish this run: rm -rf docs/bench-raw/*.txt docs/bench-raw/hooks.md &&" \
 	"cp $raw/* docs/bench-raw/ && make bench-report"

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0
-# gnuplot -c scripts/bench-minwait-sweep.gp SWEEP SLEEP PNG
+# gnuplot -c plot-minwait-sweep.gp SWEEP SLEEP PNG
 # SWEEP, SLEEP: "mode wait_us cpu cpu_min cpu_max p99 p99_min p99_max".
 set terminal pngcairo size 900,450 font ",10" noenhanced
 set output ARG3

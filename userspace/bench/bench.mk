@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # `make bench [QUICK=1]`: the benchmarks of docs/benchmarks.md. Not part
-# of `make check`. Included from the Makefile; uses its BUILD and the
-# patched kernel's initramfs.
+# of `make check`. Included from the Makefile; uses its BUILD, BUILD_KERNEL
+# and FRAGMENTS and the patched kernel's initramfs.
 #
 #   bench-programs  static bench programs and the guest driver in
 #                   build/bench/bin (qemu/run --add ...:/opt/bench)
@@ -28,15 +28,17 @@ $(BENCH_BIN):
 
 $(addprefix $(BENCH_BIN)/,$(BENCH_PROGS)): $(BENCH_BIN)/%: $(BENCH_SRC)/%.c \
 		$(BENCH_SRC)/bench_util.h userspace/include/numab_uapi.h \
+		userspace/include/proc_field.h \
 		| $(BENCH_BIN)
 	$(CC) $(BENCH_CFLAGS) -o $@ $< -lm
 
 $(BENCH_BIN)/bench-guest.sh: $(BENCH_SRC)/bench-guest.sh | $(BENCH_BIN)
 	@install -m 0755 $< $@
 
-bench: initramfs bench-programs
-	@scripts/bench.sh $(if $(filter 1,$(QUICK)),--quick)
+bench: initramfs kernel-stock bench-programs
+	@userspace/bench/bench.sh --stock $(BUILD)/kernel-stock \
+		$(if $(filter 1,$(QUICK)),--quick)
 
 bench-report:
-	@scripts/bench-report.sh --raw docs/bench-raw --md docs/benchmarks.md \
+	@userspace/bench/report.sh --raw docs/bench-raw --md docs/benchmarks.md \
 		--plots docs
