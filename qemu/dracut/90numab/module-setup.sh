@@ -6,11 +6,12 @@
 # dracut *sources* this file and calls check/depends/install, so it must not
 # change the caller's shell options: no top-level `set -euo pipefail` here
 # (dracut itself is not written for them).  The scripts that run in the guest
-# (numab-run.sh) do use them.
+# (guest-init.sh) do use them.
 #
 # Inputs, from the environment (exported by qemu/mkinitramfs):
 #   NUMAB_USERSPACE  folder with bin/ (guest programs, *.so libraries) and,
-#                    optionally, selftests/; either may be missing.
+#                    optionally, selftests/ and kselftest/ (the runner of
+#                    run_tests.sh); any may be missing.
 
 # Only when asked for by name (-m/--add): never part of a host's own image.
 check() {
@@ -63,7 +64,7 @@ install() {
     inst_multiple bash env cat grep sed sleep mount umount dmesg true false \
         timeout ls echo mkdir rmdir rm cp mv ln cut tr tee head tail wc sort \
         uniq date uname id stat chmod readlink basename dirname touch sync \
-        seq nproc printf test \
+        seq nproc printf test mktemp \
         modprobe rmmod lsmod insmod modinfo \
         || return 1
     # Nice to have; whatever the host lacks is skipped.
@@ -76,9 +77,9 @@ install() {
     [[ -e $initdir/usr/bin/busybox || -e $initdir/bin/busybox ]] \
         || inst_multiple reboot || return 1
 
-    # The runner: qemu/run boots it directly (rdinit=/usr/lib/numab/numab-run)
+    # The runner: qemu/run boots it directly (rdinit=/usr/lib/numab/guest-init)
     # or, with --dracut-init, dracut's /init reaches it through this hook.
-    inst_script "$moddir/numab-run.sh" /usr/lib/numab/numab-run || return 1
+    inst_script "$moddir/guest-init.sh" /usr/lib/numab/guest-init || return 1
     # Last cmdline hook: runs after every other module's command-line parsing
     # (e.g. rd.driver.pre from kernel-modules, if added) and never returns.
     inst_hook cmdline 99 "$moddir/numab-hook.sh"
@@ -96,6 +97,8 @@ install() {
         numab_inst_tree "$NUMAB_USERSPACE/bin" /opt/numab/bin /opt/numab/lib \
             || return 1
         numab_inst_tree "$NUMAB_USERSPACE/selftests" /opt/numab/selftests \
+            || return 1
+        numab_inst_tree "$NUMAB_USERSPACE/kselftest" /opt/numab/kselftest \
             || return 1
     fi
     return 0

@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
-# PID 1 of the numab guest: either the kernel's rdinit= (qemu/run's default,
-# which skips dracut's /init and saves seconds under TCG), or exec'd by the
-# cmdline hook once dracut's /init has mounted /proc, /sys, /dev and /run.
+# SPDX-License-Identifier: GPL-2.0
+#
+# PID 1 of the numab guest, /usr/lib/numab/guest-init: either the kernel's
+# rdinit= (qemu/run's default, which skips dracut's /init and saves seconds
+# under TCG), or exec'd as "guest-init dracut" by the cmdline hook once
+# dracut's /init has mounted /proc, /sys, /dev and /run and loaded the
+# modules of rd.driver.pre.
 #
 # Runs /etc/numab/cmd (written by qemu/run into a cpio appended to the
-# initramfs) as root, prints "NUMAB-EXIT-STATUS: <rc>" on the console and
-# powers the guest off with reboot -f (QEMU runs with -no-reboot, so it
-# exits).  Kernel command line:
+# initramfs) as root, or a shell on the console when there is none, prints
+# "NUMAB-EXIT-STATUS: <rc>" on the console and powers the guest off with
+# reboot -f (QEMU runs with -no-reboot, so it exits).  Kernel command line:
 #   numab.preload=1     modprobe numab_minwait before the command
-#   rd.driver.pre=a,b   modprobe a and b before the command
+#   rd.driver.pre=a,b   modprobe a and b before the command (as rdinit=;
+#                       dracut's /init has done it otherwise)
 # If a modprobe fails the command is not run and the status is 125.
 set -euo pipefail
 
@@ -57,23 +62,31 @@ setup_system() {
     mount_fs tmpfs /dev/shm mode=1777,nosuid,nodev
     mount_fs tmpfs /run mode=0755,nosuid,nodev
     mount_fs debugfs /sys/kernel/debug
+    # The links dracut's /init (and udev) make; kselftest's runner.sh
+    # writes to /dev/stdout.
     [[ -e /dev/fd ]] || ln -s /proc/self/fd /dev/fd
+    local i fd=0
+    for i in stdin stdout stderr; do
+        [[ -e /dev/$i ]] || ln -s "/proc/self/fd/$fd" "/dev/$i"
+        fd=$((fd + 1))
+    done
     if [[ ! -t 1 ]]; then
         exec 0<> /dev/console 1<> /dev/console 2<> /dev/console
     fi
 }
 
 # Modules to load before the command: numab.preload=1 means numab_minwait;
-# rd.driver.pre=a,b as in dracut (dracut's kernel-modules module, when in the
-# image and booted through dracut's /init, will have loaded them already).
+# rd.driver.pre=a,b as in dracut, unless dracut's /init ($1 == dracut) has
+# loaded those already.
 preload_modules() {
-    local word mod
+    local from=$1 word mod
     local -a words mods=() more
     read -r -a words < /proc/cmdline || true
     for word in "${words[@]}"; do
         case $word in
             numab.preload=1) mods+=(numab_minwait) ;;
             rd.driver.pre=?*)
+                [[ $from != dracut ]] || continue
                 IFS=, read -r -a more <<< "${word#*=}"
                 mods+=("${more[@]}")
                 ;;
@@ -96,16 +109,29 @@ run_command() {
         /bin/bash "$CMD_FILE" < /dev/null
 }
 
+# A shell on the serial console, its controlling terminal when setsid can
+# make it so (job control, ^C).
+run_shell() {
+    local tty=/dev/ttyS0
+    [[ -c $tty ]] || tty=/dev/console
+    if command -v setsid > /dev/null; then
+        setsid -c -w bash -i <> "$tty" >&0 2>&1
+    else
+        bash -i <> "$tty" >&0 2>&1
+    fi
+}
+
 main() {
     local rc=0
     setup_system
     cd /
-    if ! preload_modules; then
+    if ! preload_modules "${1:-}"; then
         say "not running the command"
         rc=125
     elif [[ ! -f $CMD_FILE ]]; then
-        say "no $CMD_FILE (boot with qemu/run); starting a shell"
-        bash -i < /dev/console || rc=$?
+        printf '%s\n' "$START_MARK"
+        say "no command (qemu/run without one): a shell; exit powers off"
+        run_shell || rc=$?
     else
         printf '%s\n' "$START_MARK"
         run_command || rc=$?

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# On the host, in a temporary DESTDIR: make install puts numab-run,
+# libminwait.so, the uapi header and the man pages in place, and nothing
+# else; man finds each page; make uninstall leaves no file behind.  TAP.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+
+dest=$(mktemp -d)
+trap 'rm -rf -- "$dest"' EXIT
+expected=(
+	usr/bin/numab-run
+	usr/include/numab_uapi.h
+	usr/lib/libminwait.so
+	usr/share/man/man1/numab-run.1
+	usr/share/man/man2/EPOLL_CTL_MIN_WAIT.2const
+	usr/share/man/man2/PR_NUMA_BALANCING.2const
+	usr/share/man/man7/libminwait.7
+)
+pages=("1 numab-run" "2const PR_NUMA_BALANCING" "2const EPOLL_CTL_MIN_WAIT"
+	"7 libminwait")
+
+n=0 failed=0
+# result STATUS NAME: one TAP line.
+result() {
+	n=$((n + 1))
+	if (($1 == 0)); then
+		echo "ok $n $2"
+	else
+		echo "not ok $n $2"
+		failed=1
+	fi
+}
+# files: what is under $dest, relative, sorted.
+files() {
+	(cd "$dest" && find . \( -type f -o -type l \) -printf '%P\n' | LC_ALL=C sort)
+}
+
+echo "TAP version 13"
+echo "1..4"
+rc=0
+make -s install DESTDIR="$dest" PREFIX=/usr 2>&1 | sed 's/^/# /' || rc=$?
+[[ "$(files)" == "$(printf '%s\n' "${expected[@]}")" ]] || rc=1
+files | sed 's/^/# installed: /'
+result "$rc" "make install DESTDIR=... PREFIX=/usr installs exactly ${#expected[@]} files"
+
+rc=0
+"$dest/usr/bin/numab-run" --version | sed 's/^/# /' || rc=$?
+result "$rc" "the installed numab-run runs (--version)"
+
+rc=0
+for page in "${pages[@]}"; do
+	# shellcheck disable=SC2086 # "SECTION NAME"
+	path=$(man -M "$dest/usr/share/man" -w $page) || { rc=1; continue; }
+	echo "# man ${page}: ${path#"$dest"/}"
+	mandoc -Tlint -W warning "$path" | sed 's/^/# /' || rc=1
+done
+result "$rc" "man finds each installed page, and it renders cleanly"
+
+rc=0
+make -s uninstall DESTDIR="$dest" PREFIX=/usr 2>&1 | sed 's/^/# /' || rc=$?
+left=$(files)
+[[ -z $left ]] || { printf '# left: %s\n' "$left"; rc=1; }
+result "$rc" "make uninstall leaves no file behind"
+exit "$failed"
