@@ -24,7 +24,6 @@
 #define MAX_CONNS	64
 #define KEYS		100
 #define VALUE_LEN	32
-#define BATCH		64
 
 static const char reply_end[] = "END\r\n";
 
@@ -35,7 +34,8 @@ struct conn {
 };
 
 static struct conn conns[MAX_CONNS];
-static long nconns;
+static long nconns, requests;
+static uint64_t interval;	/* between two requests, ns */
 static uint64_t *sent_ns, *latency_ns;
 
 static int connect_unix(const char *path)
@@ -73,7 +73,7 @@ static void store_keys(int fd)
  * Read what @c has; each "END\r\n" completes the next request of this
  * connection (request k goes to connection k % nconns). Returns replies.
  */
-static long receive(long ci, long requests)
+static long receive(long ci)
 {
 	struct conn *c = &conns[ci];
 	char buf[4096];
@@ -111,7 +111,7 @@ static long receive(long ci, long requests)
  * in send() while the server is blocked sending it replies would
  * deadlock. Returns the replies read.
  */
-static long send_get(long k, long requests)
+static long send_get(long k)
 {
 	int fd = conns[k % nconns].fd;
 	char cmd[32], *p = cmd;
@@ -124,7 +124,7 @@ static long send_get(long k, long requests)
 
 		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
 			for (long i = 0; i < nconns; i++)
-				n += receive(i, requests);
+				n += receive(i);
 			continue;
 		}
 		if (r <= 0)
@@ -135,12 +135,21 @@ static long send_get(long k, long requests)
 	return n;
 }
 
+static uint64_t send_at(long k)
+{
+	return k * interval;
+}
+
+static long receive_event(const struct epoll_event *ev)
+{
+	return receive(ev->data.u64);
+}
+
 int main(int argc, char **argv)
 {
 	struct bench_proc_usage u0, u1;
-	struct epoll_event ev[BATCH];
-	long rate, requests, sent = 0, received = 0;
-	uint64_t interval, start, next, wall;
+	uint64_t start, wall;
+	long rate;
 	pid_t pid;
 	int ep;
 
@@ -179,29 +188,8 @@ int main(int argc, char **argv)
 
 	interval = 1000000000ull / rate;
 	bench_proc_usage_read(pid, &u0);
-	start = bench_now_ns();
-	next = start;
-	while (received < requests) {
-		uint64_t now = bench_now_ns();
-		struct timespec to, *top = NULL;
-		int n;
-
-		if (sent < requests && now >= next) {
-			received += send_get(sent++, requests);
-			next = start + sent * interval;
-			continue;
-		}
-		if (sent < requests) {
-			to.tv_sec = (next - now) / 1000000000ull;
-			to.tv_nsec = (next - now) % 1000000000ull;
-			top = &to;
-		}
-		n = epoll_pwait2(ep, ev, BATCH, top, NULL);
-		if (n < 0 && errno != EINTR)
-			bench_die("epoll_pwait2");
-		for (int i = 0; i < n; i++)
-			received += receive(ev[i].data.u64, requests);
-	}
+	start = bench_paced_client(ep, requests, send_at, send_get,
+				   receive_event);
 	wall = bench_now_ns() - start;
 	bench_proc_usage_read(pid, &u1);
 

@@ -72,28 +72,12 @@ static uint64_t hist_quantile(uint64_t total, double p)
 	return 0;
 }
 
-/*
- * The first "NAME<sep>VALUE" line of @path whose NAME is @name (sep: blanks
- * and an optional colon), or -1.
- */
-static long proc_field(const char *path, const char *name)
+/* The "NAME VALUE" or "NAME : VALUE" line of @path, or -1. */
+static long field(const char *path, const char *name)
 {
-	size_t len = strlen(name);
-	char line[256];
-	long v = -1;
-	FILE *f = fopen(path, "re");
+	long v;
 
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, name, len) &&
-		    (line[len] == ' ' || line[len] == ':')) {
-			v = atol(line + len + strspn(line + len, " :"));
-			break;
-		}
-	}
-	fclose(f);
-	return v;
+	return proc_field_long(path, name, &v) ? -1 : v;
 }
 
 /* How many pages of [buf, buf + pages * PAGE) are on @node. */
@@ -212,9 +196,9 @@ int main(int argc, char **argv)
 	if (getcpu(&cpu, &home_node))
 		bench_die("getcpu");
 
-	faults0 = proc_field("/proc/vmstat", "numa_hint_faults");
-	migrated0 = proc_field("/proc/vmstat", "numa_pages_migrated");
-	task_migrated0 = proc_field("/proc/self/sched", "numa_pages_migrated");
+	faults0 = field("/proc/vmstat", "numa_hint_faults");
+	migrated0 = field("/proc/vmstat", "numa_pages_migrated");
+	task_migrated0 = field("/proc/self/sched", "numa_pages_migrated");
 	printf("test=%s mode=%s mib=%ld seconds=%ld pages=%ld", argv[1],
 	       argv[2], mib, seconds, pages);
 	start = bench_now_ns();
@@ -224,9 +208,9 @@ int main(int argc, char **argv)
 		run_stream((uint64_t *)buf, pages, start,
 			   start + seconds * 1000000000ull);
 	printf(" hint_faults=%ld pages_migrated=%ld task_pages_migrated=%ld pages_on_home_node=%ld\n",
-	       proc_field("/proc/vmstat", "numa_hint_faults") - faults0,
-	       proc_field("/proc/vmstat", "numa_pages_migrated") - migrated0,
-	       proc_field("/proc/self/sched", "numa_pages_migrated") -
+	       field("/proc/vmstat", "numa_hint_faults") - faults0,
+	       field("/proc/vmstat", "numa_pages_migrated") - migrated0,
+	       field("/proc/self/sched", "numa_pages_migrated") -
 	       task_migrated0,
 	       pages_on_node(buf, pages, home_node));
 	return 0;

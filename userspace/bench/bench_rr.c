@@ -183,12 +183,19 @@ static long client_send(long k)
 	return n;
 }
 
-/* Send at the steady rate and collect the echoes, all in one thread. */
+static uint64_t client_send_at(long k)
+{
+	return send_at_ns[k];
+}
+
+static long client_event(const struct epoll_event *ev)
+{
+	return client_receive(ev->data.fd);
+}
+
+/* Send at the planned times and collect the echoes, all in one thread. */
 static void client_main(void)
 {
-	uint64_t start, next;
-	struct epoll_event ev[BATCH];
-	long sent = 0, received = 0;
 	int ep = epoll_create1(0);
 
 	if (ep < 0)
@@ -200,30 +207,8 @@ static void client_main(void)
 			bench_die("client epoll_ctl");
 	}
 	bench_pin(client_cpu);
-	start = bench_now_ns();
-	next = start + send_at_ns[0];
-	while (received < requests) {
-		uint64_t now = bench_now_ns();
-		struct timespec to, *top = NULL;
-		int n;
-
-		if (sent < requests && now >= next) {
-			received += client_send(sent++);
-			if (sent < requests)
-				next = start + send_at_ns[sent];
-			continue;
-		}
-		if (sent < requests) {
-			to.tv_sec = (next - now) / 1000000000ull;
-			to.tv_nsec = (next - now) % 1000000000ull;
-			top = &to;
-		}
-		n = epoll_pwait2(ep, ev, BATCH, top, NULL);
-		if (n < 0 && errno != EINTR)
-			bench_die("client epoll_pwait2");
-		for (int i = 0; i < n; i++)
-			received += client_receive(ev[i].data.fd);
-	}
+	bench_paced_client(ep, requests, client_send_at, client_send,
+			   client_event);
 	close(ep);
 }
 

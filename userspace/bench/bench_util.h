@@ -3,7 +3,7 @@
  * Helpers shared by the bench programs: CPU pinning, clocks, getrusage
  * deltas, another process's CPU time and context switches, a perf counter
  * when the guest has one, and the one-line
- * "key=value" result format that scripts/bench-report.sh reads.
+ * "key=value" result format that report.py reads.
  * Include it after defining _GNU_SOURCE.
  */
 #ifndef BENCH_UTIL_H
@@ -20,9 +20,12 @@
 #include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <sys/epoll.h>
 #include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+
+#include "proc_field.h"
 
 static inline void __attribute__((noreturn, format(printf, 1, 2)))
 bench_die(const char *fmt, ...)
@@ -115,7 +118,7 @@ struct bench_proc_usage {
 static inline void bench_proc_usage_read(pid_t pid,
 					 struct bench_proc_usage *u)
 {
-	char path[320], line[256];
+	char path[320];
 	struct timespec ts;
 	struct dirent *d;
 	clockid_t clk;
@@ -130,25 +133,16 @@ static inline void bench_proc_usage_read(pid_t pid,
 	if (!dir)
 		bench_die("opendir %s", path);
 	while ((d = readdir(dir))) {
-		FILE *f;
+		long v;
 
 		if (d->d_name[0] == '.')
 			continue;
 		snprintf(path, sizeof(path), "/proc/%d/task/%s/status", pid,
 			 d->d_name);
-		f = fopen(path, "re");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f)) {
-			long v;
-
-			if (sscanf(line, "voluntary_ctxt_switches: %ld", &v) == 1)
-				u->nvcsw += v;
-			else if (sscanf(line, "nonvoluntary_ctxt_switches: %ld",
-					&v) == 1)
-				u->nivcsw += v;
-		}
-		fclose(f);
+		if (!proc_field_long(path, "voluntary_ctxt_switches", &v))
+			u->nvcsw += v;
+		if (!proc_field_long(path, "nonvoluntary_ctxt_switches", &v))
+			u->nivcsw += v;
 	}
 	closedir(dir);
 }
@@ -190,6 +184,47 @@ static inline long long bench_instr_stop(int fd)
 	if (read(fd, &v, sizeof(v)) != sizeof(v))
 		return -1;
 	return v;
+}
+
+/*
+ * A paced client, in one thread: request k goes out @send_at(k) ns after
+ * the start while the replies are read from the ready items of @ep, until
+ * all @requests came back. @send(k) and @receive(event) return how many
+ * replies they read (@send reads them while the socket is full). Returns
+ * the start, in bench_now_ns() time.
+ */
+static inline uint64_t bench_paced_client(int ep, long requests,
+					  uint64_t (*send_at)(long k),
+					  long (*send)(long k),
+					  long (*receive)(const struct epoll_event *ev))
+{
+	uint64_t start = bench_now_ns(), next = start + send_at(0);
+	long sent = 0, received = 0;
+	struct epoll_event ev[64];
+
+	while (received < requests) {
+		uint64_t now = bench_now_ns();
+		struct timespec to, *top = NULL;
+		int n;
+
+		if (sent < requests && now >= next) {
+			received += send(sent++);
+			if (sent < requests)
+				next = start + send_at(sent);
+			continue;
+		}
+		if (sent < requests) {
+			to.tv_sec = (next - now) / 1000000000ull;
+			to.tv_nsec = (next - now) % 1000000000ull;
+			top = &to;
+		}
+		n = epoll_pwait2(ep, ev, sizeof(ev) / sizeof(ev[0]), top, NULL);
+		if (n < 0 && errno != EINTR)
+			bench_die("client epoll_pwait2");
+		for (int i = 0; i < n; i++)
+			received += receive(&ev[i]);
+	}
+	return start;
 }
 
 static inline int bench_cmp_u64(const void *a, const void *b)

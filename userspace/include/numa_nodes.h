@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proc_field.h"
+
 /* Parse /sys/devices/system/node/node<n>/cpulist ("0-1,4"). */
 static inline int node_cpus(int node, cpu_set_t *set)
 {
@@ -47,23 +49,9 @@ static inline int node_cpus(int node, cpu_set_t *set)
 /* A "name   :   value" line of /proc/self/sched; -1 when absent. */
 static inline long sched_field(const char *name)
 {
-	size_t len = strlen(name);
-	char line[256];
-	long v = -1;
-	FILE *f;
+	long v;
 
-	f = fopen("/proc/self/sched", "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, name, len) || (line[len] != ' ' &&
-						  line[len] != ':'))
-			continue;
-		v = strtol(strchr(line, ':') + 1, NULL, 10);
-		break;
-	}
-	fclose(f);
-	return v;
+	return proc_field_long("/proc/self/sched", name, &v) ? -1 : v;
 }
 
 #endif /* NUMA_NODES_H */

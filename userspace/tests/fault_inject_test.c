@@ -34,6 +34,7 @@
 
 #include "kselftest_harness.h"
 #include "numab_test_util.h"
+#include "epoll_test_util.h"
 
 #define FAIL_NTH	"/proc/thread-self/fail-nth"
 #define FAILSLAB	"/sys/kernel/debug/failslab"
@@ -106,14 +107,6 @@ static long fail_nth_left(void)
 	long v = -1;
 
 	return numab_read_long(FAIL_NTH, &v) ? -1 : v;
-}
-
-static long set_min_wait(int epfd, uint64_t usecs)
-{
-	struct epoll_event ev = { .data.u64 = usecs };
-	int ret = epoll_ctl(epfd, EPOLL_CTL_MIN_WAIT, -1, &ev);
-
-	return ret < 0 ? -errno : ret;
 }
 
 FIXTURE(faults) {

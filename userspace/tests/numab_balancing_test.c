@@ -91,24 +91,14 @@ static const char *const vm_name[NR_VM] = {
 
 static int read_vmstat(long *v)
 {
-	char name[64];
-	int i, seen = 0;
-	long val;
-	FILE *f;
+	int i, ret;
 
-	f = fopen("/proc/vmstat", "re");
-	if (!f)
-		return -errno;
-	while (fscanf(f, "%63s %ld", name, &val) == 2) {
-		for (i = 0; i < NR_VM; i++) {
-			if (!strcmp(name, vm_name[i])) {
-				v[i] = val;
-				seen++;
-			}
-		}
+	for (i = 0; i < NR_VM; i++) {
+		ret = proc_field_long("/proc/vmstat", vm_name[i], &v[i]);
+		if (ret)
+			return ret;
 	}
-	fclose(f);
-	return seen == NR_VM ? 0 : -ENODATA;
+	return 0;
 }
 
 /* AnonHugePages (kB) of the mapping starting at @addr; -1 if not found. */

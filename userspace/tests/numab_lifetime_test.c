@@ -447,18 +447,9 @@ static int read_str(const char *dir, const char *name, char *buf, size_t len)
 /* lockdep's debug_locks: 1 while it checks, 0 once it reported; -1 none. */
 static int lockdep_on(void)
 {
-	char line[128];
-	int v = -1;
-	FILE *f;
+	long v;
 
-	f = fopen("/proc/lockdep_stats", "re");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, " debug_locks: %d", &v) == 1)
-			break;
-	fclose(f);
-	return v;
+	return proc_field_long("/proc/lockdep_stats", "debug_locks", &v) ? -1 : v;
 }
 
 static void *parked_thread(void *arg)

@@ -21,6 +21,7 @@
 #include <sys/wait.h>
 
 #include "numab_uapi.h"
+#include "proc_field.h"
 
 #define NUMAB_MSG_NO_MODULE \
 	"numab_minwait module not loaded (modprobe numab_minwait)"
@@ -80,30 +81,18 @@ static inline const char *numab_mode_name(int mode)
  */
 static inline int numab_status_mode_path(const char *path)
 {
-	char line[256];
-	int ret = -ENOENT;
-	FILE *f;
+	char word[64];
+	int ret = proc_field(path, NUMAB_STATUS_KEY, word, sizeof(word));
 
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		size_t klen = strlen(NUMAB_STATUS_KEY);
-
-		if (strncmp(line, NUMAB_STATUS_KEY, klen))
-			continue;
-		if (!strcmp(line + klen, "\tdefault\n"))
-			ret = PR_SET_NUMA_BALANCING_DEFAULT;
-		else if (!strcmp(line + klen, "\tdisabled\n"))
-			ret = PR_SET_NUMA_BALANCING_DISABLED;
-		else if (!strcmp(line + klen, "\tenabled\n"))
-			ret = PR_SET_NUMA_BALANCING_ENABLED;
-		else
-			ret = -EPROTO;
-		break;
-	}
-	fclose(f);
-	return ret;
+	if (ret)
+		return ret == -ENODATA ? -ENOENT : ret;
+	if (!strcmp(word, "default"))
+		return PR_SET_NUMA_BALANCING_DEFAULT;
+	if (!strcmp(word, "disabled"))
+		return PR_SET_NUMA_BALANCING_DISABLED;
+	if (!strcmp(word, "enabled"))
+		return PR_SET_NUMA_BALANCING_ENABLED;
+	return -EPROTO;
 }
 
 /* Same for a whole process; pid 0 means the caller. */
@@ -125,26 +114,15 @@ static inline int numab_status_mode(pid_t pid)
  */
 static inline long numab_fdinfo_long(int fd, const char *key)
 {
-	size_t klen = strlen(key);
-	char path[64], line[256];
-	long ret = -ENOENT;
-	FILE *f;
+	char path[64];
+	long val;
+	int ret;
 
 	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (strncmp(line, key, klen))
-			continue;
-		if (line[klen] != '\t')
-			ret = -EPROTO;
-		else
-			ret = strtol(line + klen + 1, NULL, 0);
-		break;
-	}
-	fclose(f);
-	return ret;
+	ret = proc_field_long(path, key, &val);
+	if (ret)
+		return ret == -ENODATA ? -ENOENT : ret;
+	return val;
 }
 
 /* Min-wait shown in fdinfo, as numab_fdinfo_long(). */
@@ -199,31 +177,16 @@ struct numab_counters {
 /* 0, -errno if the file cannot be read, -ENODATA if a name is missing. */
 static inline int numab_read_counters(struct numab_counters *c)
 {
-	char name[64];
-	int seen = 0;
-	long val;
-	FILE *f;
+	const char *path = NUMAB_DEBUGFS_COUNTERS;
+	int ret;
 
-	f = fopen(NUMAB_DEBUGFS_COUNTERS, "re");
-	if (!f)
-		return -errno;
-	c->key_held = -1;
-	while (fscanf(f, "%63s %ld", name, &val) == 2) {
-		if (!strcmp(name, "key_held")) {
-			c->key_held = val;
-		} else if (!strcmp(name, "enabled_mms")) {
-			c->enabled_mms = val;
-			seen |= 1;
-		} else if (!strcmp(name, "key_count")) {
-			c->key_count = val;
-			seen |= 2;
-		} else if (!strcmp(name, "min_wait_instances")) {
-			c->min_wait_instances = val;
-			seen |= 4;
-		}
-	}
-	fclose(f);
-	return seen == 7 ? 0 : -ENODATA;
+	ret = proc_field_long(path, "enabled_mms", &c->enabled_mms) ?:
+	      proc_field_long(path, "key_count", &c->key_count) ?:
+	      proc_field_long(path, "min_wait_instances",
+			      &c->min_wait_instances);
+	if (proc_field_long(path, "key_held", &c->key_held))
+		c->key_held = -1;
+	return ret == -EPROTO ? -ENODATA : ret;
 }
 
 /* key_held is not compared: key_count counts it. */

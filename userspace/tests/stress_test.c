@@ -31,6 +31,7 @@
 
 #include "kselftest_harness.h"
 #include "numab_test_util.h"
+#include "epoll_test_util.h"
 
 #define STRESS_TIMEOUT	900
 #define KMEMLEAK	"/sys/kernel/debug/kmemleak"
@@ -130,24 +131,6 @@ static void expect_baseline(struct __test_metadata *_metadata,
 		       now.enabled_mms, base->enabled_mms, now.key_count,
 		       base->key_count, now.min_wait_instances,
 		       base->min_wait_instances);
-}
-
-static long epoll_ctl_value(int epfd, int op, uint64_t value)
-{
-	struct epoll_event ev = { .data.u64 = value };
-	int ret = epoll_ctl(epfd, op, -1, &ev);
-
-	return ret < 0 ? -errno : ret;
-}
-
-static long set_min_wait(int epfd, uint64_t value)
-{
-	return epoll_ctl_value(epfd, EPOLL_CTL_MIN_WAIT, value);
-}
-
-static long set_min_events(int epfd, uint64_t k)
-{
-	return epoll_ctl_value(epfd, EPOLL_CTL_MIN_EVENTS, k);
 }
 
 /* An instance holds min-wait state: usecs, flags or K (from fdinfo). */
