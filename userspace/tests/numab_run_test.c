@@ -85,14 +85,28 @@ TEST(help)
 	EXPECT_EQ(0, r.status);
 }
 
+TEST(version)
+{
+	struct numab_output r;
+
+	RUN(&r, "--version");
+	EXPECT_EQ(0, r.status);
+	EXPECT_EQ(0, strncmp(r.out, "numab-run ", 10)) TH_LOG("%s", r.out);
+	RUN(&r, "-V");
+	EXPECT_EQ(0, r.status);
+}
+
+/* numab-run's own failures are 125, never a status PROG could have. */
 TEST(bad_usage)
 {
 	static const char *const cases[][4] = {
 		{ NULL },
 		{ "--bogus", NULL },
+		{ "-x", "true", NULL },
 		{ "--disable", NULL },
 		{ "--enable", "--", NULL },
-		{ "-d", "true", NULL },
+		{ "-d", "-e", "true", NULL },
+		{ "true", NULL },
 		{ "--show", "abc", NULL },
 		{ "--show", "0", NULL },
 		{ "--show", "-5", NULL },
@@ -104,7 +118,7 @@ TEST(bad_usage)
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		run_tool(cases[i], &r);
-		EXPECT_EQ(64, r.status) TH_LOG("case %zu (%s)", i,
+		EXPECT_EQ(125, r.status) TH_LOG("case %zu (%s)", i,
 					       cases[i][0] ?: "no args");
 		EXPECT_NE(NULL, strstr(r.err, "--help"));
 		EXPECT_STREQ("", r.out);
@@ -132,8 +146,8 @@ TEST(show)
 	EXPECT_STREQ("disabled\n", r.out);
 	numab_held_stop(&h);
 
-	RUN(&r, "--show", "2147483647");
-	EXPECT_EQ(1, r.status);
+	RUN(&r, "-s", "2147483647");
+	EXPECT_EQ(125, r.status);
 	EXPECT_NE(NULL, strstr(r.err, "no such process"));
 }
 
@@ -141,6 +155,7 @@ TEST(runs_program_with_mode)
 {
 	static const char *const opt[] = { "--disable", "--enable",
 					   "--default" };
+	static const char *const short_opt[] = { "-d", "-e", "-D" };
 	static const char *const want[] = { "disabled\n", "enabled\n",
 					    "default\n" };
 	struct numab_output r;
@@ -154,8 +169,11 @@ TEST(runs_program_with_mode)
 		/* "--" is optional */
 		RUN(&r, opt[i], tool, "--show");
 		EXPECT_STREQ(want[i], r.out);
+		RUN(&r, short_opt[i], tool, "-s");
+		EXPECT_EQ(0, r.status) TH_LOG("%s: %s", short_opt[i], r.err);
+		EXPECT_STREQ(want[i], r.out);
 	}
-	/* nested: the inner launcher wins */
+	/* options end at PROG's name; nested, the inner launcher wins */
 	RUN(&r, "--enable", tool, "--disable", tool, "--show");
 	EXPECT_STREQ("disabled\n", r.out);
 	/* the caller is untouched */
@@ -238,7 +256,7 @@ TEST(oci_runtime_wrapper)
 	}
 	env[2] = "NUMAB_MODE=off";
 	ASSERT_EQ(0, numab_capture(wrapper, argv, env, &r));
-	EXPECT_EQ(64, WEXITSTATUS(r.status));
+	EXPECT_EQ(125, WEXITSTATUS(r.status));
 	EXPECT_NE(NULL, strstr(r.err, "NUMAB_MODE")) TH_LOG("%s", r.err);
 }
 
@@ -285,7 +303,7 @@ TEST_F(module, module_missing)
 
 	ASSERT_EQ(0, numab_rmmod()) TH_LOG("cannot unload the module");
 	RUN(&r, "--enable", "--", tool, "--show");
-	EXPECT_EQ(2, r.status);
+	EXPECT_EQ(125, r.status);
 	EXPECT_STREQ("", r.out);
 	EXPECT_NE(NULL, strstr(r.err, NUMAB_MSG_NO_MODULE)) TH_LOG("%s", r.err);
 	/* --show needs no module */
