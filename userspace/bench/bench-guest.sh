@@ -47,7 +47,11 @@ readonly SHIMS=(
 
 suite=${1:-}
 quick=0
-[[ ${2:-} == --quick ]] && quick=1
+case ${2:-} in
+"") ;;
+--quick) quick=1 ;;
+*) echo "$0: unknown option '$2'" >&2; exit 2 ;;
+esac
 round=${BENCH_ROUND:-0}
 
 # scale FULL QUICK: the iteration count for this mode.
@@ -296,7 +300,8 @@ suite_numa() {
 case $suite in
 	info | unused | epcall | rr | memc | redis | stress | numa) "suite_$suite" ;;
 	*)
+		echo "$0: unknown suite '$suite'" >&2
 		echo "usage: $0 info|unused|epcall|rr|memc|redis|stress|numa [--quick]" >&2
-		exit 64
+		exit 2
 		;;
 esac

@@ -45,13 +45,13 @@ int main(int argc, char **argv)
 	while ((opt = getopt(argc, argv, "k:")) != -1) {
 		if (opt != 'k') {
 			usage(argv[0]);
-			return 64;
+			return 2;
 		}
 		min_events = atol(optarg);
 	}
 	if (argc - optind != 6) {
 		usage(argv[0]);
-		return 64;
+		return 2;
 	}
 	items = atol(argv[optind]);
 	maxevents = atol(argv[optind + 1]);
@@ -67,7 +67,7 @@ int main(int argc, char **argv)
 	    maxevents > MAX_ITEMS || wait_us < 0 || min_events < 0 ||
 	    iters < 1 || repeats < 1) {
 		usage(argv[0]);
-		return 64;
+		return 2;
 	}
 	bench_pin(0);
 

@@ -156,7 +156,7 @@ int main(int argc, char **argv)
 	if (argc != 6 && argc != 7) {
 		fprintf(stderr, "usage: %s SOCKET SERVER_PID CONNS RATE REQUESTS [CPU]\n",
 			argv[0]);
-		return 64;
+		return 2;
 	}
 	pid = atoi(argv[2]);
 	nconns = atol(argv[3]);
@@ -165,7 +165,7 @@ int main(int argc, char **argv)
 	if (pid <= 0 || nconns < 1 || nconns > MAX_CONNS || rate < 1 ||
 	    requests < 1) {
 		fprintf(stderr, "%s: bad arguments\n", argv[0]);
-		return 64;
+		return 2;
 	}
 	bench_pin(argc == 7 ? atoi(argv[6]) : 1);
 	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);

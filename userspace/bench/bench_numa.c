@@ -168,7 +168,7 @@ int main(int argc, char **argv)
 		fprintf(stderr,
 			"usage: %s probe|stream default|disabled MIB SECONDS HOME_CPU FAR_NODE\n",
 			argv[0]);
-		return 64;
+		return 2;
 	}
 	probe = !strcmp(argv[1], "probe");
 	mib = atol(argv[3]);

@@ -17,7 +17,7 @@ int main(int argc, char **argv)
 
 	if (argc != 2 || atoi(argv[1]) <= 0) {
 		fprintf(stderr, "usage: %s PID\n", argv[0]);
-		return 64;
+		return 2;
 	}
 	bench_proc_usage_read(atoi(argv[1]), &u);
 	printf("cpu_ns=%llu vcs=%ld ivcs=%ld\n", (unsigned long long)u.cpu_ns,

@@ -293,17 +293,17 @@ int main(int argc, char **argv)
 		case 'c':
 			if (sscanf(optarg, "%d,%d", &server_cpu, &client_cpu) != 2) {
 				usage(argv[0]);
-				return 64;
+				return 2;
 			}
 			break;
 		default:
 			usage(argv[0]);
-			return 64;
+			return 2;
 		}
 	}
 	if (argc - optind != 5) {
 		usage(argv[0]);
-		return 64;
+		return 2;
 	}
 	m = parse_mode(argv[optind]);
 	wait_us = atol(argv[optind + 1]);
@@ -313,7 +313,7 @@ int main(int argc, char **argv)
 	if (m < 0 || wait_us < 0 || min_events < 0 || conns < 1 ||
 	    conns > MAX_CONNS || rate < 1 || requests < 1 || !timer_slack_ns) {
 		fprintf(stderr, "%s: bad arguments\n", argv[0]);
-		return 64;
+		return 2;
 	}
 	mode = m;
 	/* Both threads inherit it: the same slack for every mode. */

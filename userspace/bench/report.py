@@ -851,7 +851,8 @@ class Report:
 
 def main():
     if len(sys.argv) != 4:
-        sys.exit("usage: bench_report.py RAW_DIR MD_FILE DAT_DIR")
+        print(f"usage: {sys.argv[0]} RAW_DIR MD_FILE DAT_DIR", file=sys.stderr)
+        sys.exit(2)
     raw, md, dat = sys.argv[1:]
     Report(raw, dat).write(md)
 
