@@ -28,9 +28,10 @@ usage: $0 --link DIR [--series S] [--patch MBOX] [--fragment FILE]...
   --fragment FILE  config fragment merged onto tinyconfig (repeatable; a
                    symbol set by a later fragment replaces its earlier line)
   --name NAME      label for the cache folder and the log (default: kernel)
-  --log FILE       the build's full output (default: build/logs/NAME.log)
+  --log FILE       the build's full output
+                   (default: build/logs/NAME-SERIES.log)
   --bisect         build each commit of MBOX in turn, in the cache's
-                   lint-bisect/ tree; logs build/logs/lint-bisect-N.log
+                   lint-bisect/ tree; logs build/logs/lint-bisect-SERIES-N.log
   --purge          remove the trees, the bisect tree and the ccache that
                    this script made in the cache (make distclean)
 
@@ -162,7 +163,10 @@ unpack() {
 }
 
 git_src() {
-	git -C "$src" -c user.name=numab -c user.email=numab@localhost "$@"
+	# No auto gc: it would repack a kernel tree in the background, holding
+	# the build lock it inherited.
+	git -C "$src" -c gc.auto=0 -c user.name=numab \
+		-c user.email=numab@localhost "$@"
 }
 
 # apply: the series as commits on one commit of the pristine tree.
@@ -182,13 +186,17 @@ configure() {
 	"$src/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" \
 		"$merged" >/dev/null
 	make -s -C "$src" O="$obj" LOCALVERSION= olddefconfig
-	# Kconfig drops what it cannot satisfy: insist on every line.
+	# Kconfig drops what it cannot satisfy: insist on every line.  A
+	# symbol that is not set may also be one this kernel does not have
+	# (CONFIG_SLOB, gone in 6.4).
 	while IFS= read -r line; do
-		[[ "$line" =~ ^(CONFIG_|#\ CONFIG_.*is\ not\ set) ]] || continue
-		if ! grep -qxF "$line" "$obj/.config"; then
-			say "config lost: $line" >&2
-			missing=1
+		if [[ "$line" =~ ^#\ (CONFIG_[A-Za-z0-9_]+)\ is\ not\ set$ ]]; then
+			grep -q "^${BASH_REMATCH[1]}=" "$obj/.config" || continue
+		elif [[ ! "$line" =~ ^CONFIG_ ]] || grep -qxF "$line" "$obj/.config"; then
+			continue
 		fi
+		say "config lost: $line" >&2
+		missing=1
 	done < "$merged"
 	((missing == 0))
 }
@@ -227,7 +235,7 @@ if command -v ccache >/dev/null; then
 fi
 
 # --bisect: each commit of the series built on its own, incrementally in
-# one object folder.  Commit 2 of the 6.1 series changes headers that most
+# one object folder.  Commit 2 of each series changes headers that most
 # of the kernel includes: with a warm ccache, a run took 20 min on 2 cores.
 if [[ $mode == bisect ]]; then
 	work=$cache/lint-bisect
@@ -247,7 +255,7 @@ if [[ $mode == bisect ]]; then
 	for commit in "${commits[@]}"; do
 		i=$((i + 1))
 		subject=$(git_src log -1 --format=%s "$commit")
-		log=$logs/lint-bisect-$i.log
+		log=$logs/lint-bisect-$series-$i.log
 		t0=$SECONDS
 		git_src checkout -q "$commit"
 		: >"$log"
@@ -277,7 +285,7 @@ key=$( {
 tree="$cache/$name-$key"
 src=$tree/src obj=$tree/obj
 export CCACHE_BASEDIR="$tree"
-log=${log:-$logs/$name.log}
+log=${log:-$logs/$name-$series.log}
 mkdir -p "$(dirname "$link")" "$(dirname "$log")"
 
 reuse() {
