@@ -6,17 +6,27 @@
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
 
-BUILD := $(CURDIR)/build
+# The kernel every target builds, boots and tests: Debian's
+# linux-source-$(KSERIES) with its hook series. Each has its own build/
+# folder; qemu/run and the scripts find it through KSERIES too.
+KSERIES ?= 6.1
+SERIES_PATCH_6.1 := hooks.patch
+SERIES_PATCH_6.12 := hooks-6.12.patch
+PATCH := $(SERIES_PATCH_$(KSERIES))
+ifeq ($(PATCH),)
+$(error KSERIES=$(KSERIES): no such kernel series (6.1 or 6.12))
+endif
+export KSERIES
+
+BUILD := $(CURDIR)/build/$(KSERIES)
 USERSPACE := $(BUILD)/userspace
 NUMAB_CACHE ?= /var/cache/numab-minwait
 export NUMAB_CACHE
 
-# The kernel series and its guest configuration (kernel/build.sh).
-SERIES := 6.1
-PATCH := hooks.patch
-FRAGMENTS := kernel/guest-$(SERIES).config
-DEBUG_FRAGMENTS := $(FRAGMENTS) kernel/debug-$(SERIES).config
-BUILD_KERNEL := kernel/build.sh --series $(SERIES)
+# The guest configuration, the same for both series (kernel/build.sh).
+FRAGMENTS := kernel/guest.config
+DEBUG_FRAGMENTS := $(FRAGMENTS) kernel/debug.config
+BUILD_KERNEL := kernel/build.sh --series $(KSERIES)
 
 # make install
 DESTDIR ?=
@@ -28,8 +38,8 @@ MANDIR := $(DESTDIR)$(PREFIX)/share/man
 MAN_PAGES := $(wildcard docs/man/*.[0-9]*)
 
 .PHONY: all deps kernel kernel-debug kernel-stock userspace tools check \
-	check-debug demo dkms lint lint-quick lint-bisect install uninstall \
-	clean distclean
+	check-all check-debug demo dkms lint lint-quick lint-bisect install \
+	uninstall clean distclean
 
 all: initramfs
 
@@ -94,6 +104,10 @@ tools:
 check: initramfs
 	@userspace/tests/check.sh
 
+# make check on each kernel series in turn (what CI runs).
+check-all:
+	@userspace/tests/check-all.sh 6.1 6.12
+
 check-debug: initramfs-debug
 	@userspace/tests/check.sh --debug
 
@@ -101,20 +115,31 @@ check-debug: initramfs-debug
 demo: initramfs
 	@qemu/run --append rd.driver.pre=numab_minwait -- demo.sh
 
-# DKMS builds and installs the module for the patched guest kernels (one
-# guest boot each) and must refuse the stock one; see
-# docs/dkms-and-lint.md.
-DKMS_KERNELS ?= $(BUILD)/kernel $(BUILD)/kernel-debug
+# DKMS builds and installs the one module source for the patched guest
+# kernel of each series (one guest boot each) and must refuse the stock
+# kernel of $(KSERIES); see docs/dkms-and-lint.md. Any built kernel object
+# folders can be given instead.
+DKMS_SERIES := 6.1 6.12
+DKMS_KERNELS ?= $(foreach s,$(DKMS_SERIES),$(CURDIR)/build/$(s)/kernel)
 DKMS_UNPATCHED ?= $(BUILD)/kernel-stock
-dkms: kernel kernel-debug kernel-stock userspace
+dkms: kernel-stock userspace
+	@for series in $(filter-out $(KSERIES),$(DKMS_SERIES)); do \
+		$(MAKE) --no-print-directory KSERIES=$$series kernel; \
+	done
 	@scripts/dkms-test.sh $(addprefix --kernel ,$(DKMS_KERNELS)) \
 		--unpatched $(DKMS_UNPATCHED) --userspace $(USERSPACE)
 
 # make lint: the quick checks (what make check and CI run), then a build
-# of each commit of the series on its own (~20 min on 2 cores).
-lint: lint-quick lint-bisect
+# of each commit of both series on its own (~20 min each on 2 cores);
+# make lint-bisect bisects the series of $(KSERIES).
+lint: lint-quick
+	@for series in 6.1 6.12; do \
+		$(MAKE) --no-print-directory KSERIES=$$series lint-bisect; \
+	done
 
-lint-quick: deps
+# checkpatch.pl of each series' own kernel: both sources.
+lint-quick:
+	@scripts/deps.sh 6.1 6.12
 	@scripts/lint.sh
 
 lint-bisect: deps
@@ -141,7 +166,7 @@ uninstall:
 	done
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(CURDIR)/build
 
 # Also the kernel trees and the ccache that kernel/build.sh made in
 # $(NUMAB_CACHE) (shared by every clone on this machine).

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Install with apt-get what building and running the project needs.
+# Install with apt-get what building and running the project needs, with
+# the Debian kernel source of each series named (default: $KSERIES, 6.1).
 # Asks apt only when a package is missing, so a second run takes a second.
+#
+#   scripts/deps.sh [SERIES...]
 set -euo pipefail
 
+(($#)) || set -- "${KSERIES:-6.1}"
 packages=(
-	linux-source-6.1 gcc make libc6-dev bc flex bison libelf-dev libssl-dev
+	"${@/#/linux-source-}" gcc make libc6-dev bc flex bison libelf-dev libssl-dev
 	cpio xz-utils kmod rsync git ccache python3 python3-pyflakes perl mandoc
 	qemu-system-x86 dracut-core dkms shellcheck man-db
 )

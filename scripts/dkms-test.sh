@@ -17,12 +17,13 @@ usage() {
 usage: $0 --kernel TREE [--kernel TREE]... --unpatched TREE
        [--tests LIST] [--userspace DIR]
 
-  --kernel TREE     a kernel with hooks.patch: a kernel/build.sh tree
+  --kernel TREE     a kernel with its hook series: a kernel/build.sh tree
                     (obj/, modules/) or a built kernel object folder
                     (repeatable; one guest boot each)
   --unpatched TREE  a built kernel without the hooks: DKMS must refuse it
   --tests LIST      tests run in each guest (default: "$default_tests")
-  --userspace DIR   guest programs (default: build/userspace, make userspace)
+  --userspace DIR   guest programs (default: build/$KSERIES/userspace, make
+                    userspace)
 USAGE
 }
 
@@ -30,7 +31,8 @@ default_tests="seed_min_wait_test.sh prctl_numab_test epoll_min_wait_test"
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
-kernels=() unpatched="" tests=$default_tests userspace=build/userspace
+kernels=() unpatched="" tests=$default_tests
+userspace=build/${KSERIES:-6.1}/userspace
 bad_usage() {
 	echo "$0: $*" >&2
 	usage >&2

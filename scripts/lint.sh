@@ -2,40 +2,46 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make lint-quick (make check and CI run it): checkpatch.pl --strict on each
-# patch of hooks.patch and on the module sources, shellcheck on every
-# tracked shell script, pyflakes on every Python file, mandoc -Tlint on
-# the man pages and their rendered views up to date.  Takes seconds; the per-commit build is `make
-# lint-bisect`.  Prints TAP, one result per check; exits non-zero on any
-# failure.
+# patch of hooks.patch (6.1) and hooks-6.12.patch, each with the
+# checkpatch.pl of its own kernel, and on the module sources; shellcheck
+# on every tracked shell script, pyflakes on every Python file, mandoc
+# -Tlint on the man pages and their rendered views up to date.  Takes
+# seconds; the per-commit build is `make lint-bisect`.  Prints TAP, one
+# result per check; exits non-zero on any failure.
 #
-# checkpatch.pl comes from the guest kernel tree (build/kernel/src) when it
-# is there, else from Debian's linux-source-6.1 tarball, extracted once
-# into build/lint/ (~20 s).  CHECKPATCH=path overrides both.
+# checkpatch.pl of a series comes from its guest kernel tree
+# (build/SERIES/kernel/src) when it is there, else from Debian's
+# linux-source-SERIES tarball, extracted once into build/lint/ (~20 s).
+# CHECKPATCH=path overrides both.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
-tarball=/usr/src/linux-source-6.1.tar.xz
 lintdir=build/lint
+# The series and their patches; the module is checked with the newest.
+declare -A series_patch=([6.1]=hooks.patch [6.12]=hooks-6.12.patch)
+newest=6.12
 
-# checkpatch.pl wants spelling.txt and const_structs.checkpatch beside it.
+# find_checkpatch SERIES. checkpatch.pl wants spelling.txt and
+# const_structs.checkpatch beside it.
 find_checkpatch() {
+	local series=$1 tarball=/usr/src/linux-source-$1.tar.xz
 	local members=(scripts/checkpatch.pl scripts/spelling.txt
 		scripts/const_structs.checkpatch)
 	if [[ -n ${CHECKPATCH:-} ]]; then
 		echo "$CHECKPATCH"
-	elif [[ -x build/kernel/src/scripts/checkpatch.pl ]]; then
-		echo build/kernel/src/scripts/checkpatch.pl
+	elif [[ -x build/$series/kernel/src/scripts/checkpatch.pl ]]; then
+		echo "build/$series/kernel/src/scripts/checkpatch.pl"
 	else
-		if [[ ! -x $lintdir/linux-source-6.1/scripts/checkpatch.pl ]]; then
+		if [[ ! -x $lintdir/linux-source-$series/scripts/checkpatch.pl ]]; then
 			[[ -r $tarball ]] ||
 				{ echo "lint: $tarball missing (make deps)" >&2; return 1; }
 			mkdir -p "$lintdir"
 			tar -C "$lintdir" -xf "$tarball" \
-				"${members[@]/#/linux-source-6.1/}"
+				"${members[@]/#/linux-source-$series/}"
 		fi
-		echo "$lintdir/linux-source-6.1/scripts/checkpatch.pl"
+		echo "$lintdir/linux-source-$series/scripts/checkpatch.pl"
 	fi
 }
 
@@ -66,20 +72,24 @@ tracked() {
 	done
 }
 
-checkpatch=$(find_checkpatch)
 mails=$(mktemp -d)
 trap 'rm -rf "$mails"' EXIT
-git mailsplit -o"$mails" hooks.patch >/dev/null
-mapfile -t patches < <(find "$mails" -type f | sort)
-for p in "${patches[@]}"; do
-	# The Subject header, unfolded.
-	subject=$(awk '/^Subject: / { s = substr($0, 10); folded = 1; next }
-		folded && /^[ \t]/ { sub(/^[ \t]+/, " "); s = s $0; next }
-		folded { print s; exit }' "$p")
-	result "checkpatch --strict: $subject" \
-		"$checkpatch" --strict --no-tree --quiet "$p"
+for series in 6.1 6.12; do
+	checkpatch=$(find_checkpatch "$series")
+	mkdir "$mails/$series"
+	git mailsplit -o"$mails/$series" "${series_patch[$series]}" >/dev/null
+	mapfile -t patches < <(find "$mails/$series" -type f | sort)
+	for p in "${patches[@]}"; do
+		# The Subject header, unfolded.
+		subject=$(awk '/^Subject: / { s = substr($0, 10); folded = 1; next }
+			folded && /^[ \t]/ { sub(/^[ \t]+/, " "); s = s $0; next }
+			folded { print s; exit }' "$p")
+		result "checkpatch --strict ($series): $subject" \
+			"$checkpatch" --strict --no-tree --quiet "$p"
+	done
 done
 
+checkpatch=$(find_checkpatch "$newest")
 mapfile -t module_sources < <(git ls-files 'module/*.[ch]')
 result "checkpatch --strict -f: ${module_sources[*]}" \
 	"$checkpatch" --strict --no-tree --quiet -f "${module_sources[@]}"

@@ -5,10 +5,10 @@
 # and FRAGMENTS and the patched kernel's initramfs.
 #
 #   bench-programs  static bench programs and the guest driver in
-#                   build/bench/bin (qemu/run --add ...:/opt/bench)
+#                   build/SERIES/bench/bin (qemu/run --add ...:/opt/bench)
 #   bench           builds the stock kernel too, boots each kernel in turn
-#                   under qemu/run --icount, writes build/bench/results.md
-#                   and build/bench/*.png from build/bench/raw/
+#                   under qemu/run --icount, writes
+#                   build/SERIES/bench/results.md and *.png from its raw/
 #   bench-report    docs/benchmarks.md and docs/bench-*.png again from the
 #                   committed raw results in docs/bench-raw/
 

@@ -3,11 +3,12 @@
 #
 # `make bench`: boot the stock and the patched kernel in the same QEMU
 # configuration, run the bench suites (bench-guest.sh) in each, rounds
-# interleaved (A B C, A B C, ...), and write build/bench/results.md and
-# build/bench/bench-*.png (report.sh).
+# interleaved (A B C, A B C, ...), and write build/SERIES/bench/results.md
+# and build/SERIES/bench/bench-*.png (report.sh).  SERIES is $KSERIES
+# (default 6.1), the kernel series as for the Makefile and qemu/run.
 #
-#   A  stock Debian 6.1, same config, no patch (build/kernel-stock)
-#   B  patched (build/kernel), module not loaded
+#   A  stock Debian kernel, same config, no patch (build/SERIES/kernel-stock)
+#   B  patched (build/SERIES/kernel), module not loaded
 #   C  patched, numab_minwait loaded, no process using either feature
 #
 # Every guest runs under qemu/run --icount (one vCPU, a memory-only second
@@ -28,10 +29,11 @@ usage: $0 --stock DIR [--quick] [--rounds N] [--jobs N] [--stage DIR]
               suite, 2 for the others; --quick: 2 and 2)
   --jobs N    guests booted side by side (default 2, the host's cores)
   --stage DIR      modules of the patched kernel with numab_minwait.ko
-                   (default build/stage, from make stage)
-  --userspace DIR  the project's guest programs (default build/userspace)
+                   (default build/SERIES/stage, from make stage)
+  --userspace DIR  the project's guest programs
+                   (default build/SERIES/userspace)
   --stock DIR      the stock kernel, A: a kernel/build.sh tree (obj/),
-                   as make kernel-stock makes build/kernel-stock
+                   as make kernel-stock makes build/SERIES/kernel-stock
 USAGE
 }
 
@@ -44,7 +46,9 @@ need_arg() {
 	(($2 >= 2)) || bad_usage "option '$1' needs an argument"
 }
 
-quick=0 rounds="" jobs=2 stage=build/stage userspace=build/userspace stock=""
+quick=0 rounds="" jobs=2 stock=""
+series=${KSERIES:-6.1}
+stage=build/$series/stage userspace=build/$series/userspace
 while (($#)); do
 	case "$1" in
 	--quick) quick=1; shift ;;
@@ -65,7 +69,7 @@ invocation="make bench"
 
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 cd "$here/../.."
-out=build/bench
+out=build/$series/bench
 raw=$out/raw
 unused_rounds=${rounds:-$((quick ? 2 : 3))}
 feature_rounds=${rounds:-2}
@@ -86,7 +90,7 @@ if ((${#missing[@]})); then
 		--no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-[[ -e build/kernel/.done && -d $stage/lib/modules && -d $userspace/bin ]] || {
+[[ -e build/$series/kernel/.done && -d $stage/lib/modules && -d $userspace/bin ]] || {
 	echo "bench: run 'make initramfs' first (patched kernel, stage, userspace)" >&2
 	exit 1
 }
@@ -101,7 +105,7 @@ fi
 # servers and tools (mkinitramfs installs each ELF of bin/ with its shared
 # libraries). redis-tools' redis-check-rdb is redis-server itself: it acts
 # by the name it runs under.
-kver=$(cat build/kernel/kernel.release)
+kver=$(cat "build/$series/kernel/kernel.release")
 image_dir=$out/userspace
 rm -rf "$image_dir"
 mkdir -p "$image_dir"
@@ -114,8 +118,8 @@ qemu/mkinitramfs --kver "$kver" --stage "$stage" --userspace "$image_dir" \
 
 declare -A kernel_image=(
 	[A]=$stock/obj/arch/x86/boot/bzImage
-	[B]=build/kernel/obj/arch/x86/boot/bzImage
-	[C]=build/kernel/obj/arch/x86/boot/bzImage
+	[B]=build/$series/kernel/obj/arch/x86/boot/bzImage
+	[C]=build/$series/kernel/obj/arch/x86/boot/bzImage
 )
 # norandmaps: no address-space randomization, so that a process costs the
 # same instructions in every boot (fork+execl: 0.3% apart between two
@@ -186,7 +190,7 @@ echo "bench: guest runs took $(($(date +%s) - start)) s"
 		echo "package $tool: $(dpkg-query -W -f '${Version}' "$tool")"
 	done
 } >"$raw/run.txt"
-"$here/hooks.py" "$stock/obj/vmlinux" build/kernel/obj/vmlinux \
+"$here/hooks.py" "$stock/obj/vmlinux" "build/$series/kernel/obj/vmlinux" \
 	>"$raw/hooks.md"
 "$here/report.sh" --raw "$raw" --md "$out/results.md" --plots "$out"
 echo "bench: wrote $out/results.md and $out/bench-*.png"

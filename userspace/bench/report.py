@@ -189,17 +189,20 @@ class Report:
                "guest programs through `make initramfs`; the stock kernel "
                "through `make kernel-stock`, "
                "cached like the other; the static bench programs of "
-               "`userspace/bench/` into `build/bench/bin`), makes one guest "
+               "`userspace/bench/` into `build/6.1/bench/bin`), makes one guest "
                "image for every boot (the project's image plus Debian's "
                "`memcached`, `redis-server`, `redis-benchmark`, `stress-ng` "
                "and `perf`, only in the bench image), boots each kernel "
-               "and writes `build/bench/results.md` and "
-               "`build/bench/bench-*.png` from the raw `BENCH` lines in "
-               "`build/bench/raw/`. To publish a run, copy its raw folder "
-               "to `docs/bench-raw/` and run `make bench-report`.", "",
+               "and writes `build/6.1/bench/results.md` and "
+               "`build/6.1/bench/bench-*.png` from the raw `BENCH` lines in "
+               "`build/6.1/bench/raw/`. To publish a run, copy its raw "
+               "folder to `docs/bench-raw/` and run `make bench-report`. "
+               "The figures here are of the 6.1 kernels; `make KSERIES=6.12 "
+               "bench` runs the same suites on 6.12 (into `build/6.12/`).",
+               "",
                "| kernel | what |", "|---|---|",
                "| A | stock Debian 6.1 (`linux-source-6.1`), same "
-               "`kernel/guest-6.1.config`, no patch |",
+               "`kernel/guest.config`, no patch |",
                "| B | patched (`hooks.patch`), `numab_minwait` not loaded |",
                "| C | patched, `numab_minwait` loaded (`qemu/run "
                "--preload`), no process using either feature unless the "

@@ -5,17 +5,18 @@
 # check, the test suite in the guest, a boot through dracut's /init, and
 # the kernel's epoll selftest in a second guest.
 # make check-debug (--debug): the whole suite on the debug kernel (KASAN,
-# lockdep, kmemleak, ...; kernel/debug-6.1.config), kmemleak scanned last.
+# lockdep, kmemleak, ...; kernel/debug.config), kmemleak scanned last.
+# The kernel series is $KSERIES (default 6.1), as for qemu/run.
 #
 #   userspace/tests/check.sh [--debug [TEST...]]
 #
 # Each step's output is shown as it runs; their results make one TAP
-# stream, build/logs/check.tap (check-debug.tap), renumbered, the rest of
-# their output as comments.  A step that exits non-zero without a failed
-# result, or runs fewer results than it planned (a guest splat, crash or
-# hang: qemu/run exits 125 or 124), adds a failure.  The last line is
-# "N passed, N failed" as tap-summary.pl counts the stream; the exit status
-# is 1 if anything failed, 2 on a usage error.
+# stream, build/SERIES/logs/check.tap (check-debug.tap), renumbered, the
+# rest of their output as comments.  A step that exits non-zero without a
+# failed result, or runs fewer results than it planned (a guest splat,
+# crash or hang: qemu/run exits 125 or 124), adds a failure.  The last
+# line is "N passed, N failed" as tap-summary.pl counts the stream; the
+# exit status is 1 if anything failed, 2 on a usage error.
 #
 # Environment: NUMAB_CHECK_TIMEOUT (seconds a guest may run; default 1200,
 # --debug 3600).
@@ -46,9 +47,11 @@ done
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$here/../.."
-mkdir -p build/logs
-tap=build/logs/check.tap
-((debug == 0)) || tap=build/logs/check-debug.tap
+series=${KSERIES:-6.1}
+logs=build/$series/logs
+mkdir -p "$logs"
+tap=$logs/check.tap
+((debug == 0)) || tap=$logs/check-debug.tap
 echo "TAP version 13" > "$tap"
 n=0
 
@@ -113,8 +116,9 @@ console_check() {
 
 start=$SECONDS
 if ((debug)); then
-	step "debug guest" qemu/run --kernel build/kernel-debug/obj/arch/x86/boot/bzImage \
-		--initramfs build/initramfs-debug.img --allow-alloc-failures \
+	step "debug guest" qemu/run \
+		--kernel "build/$series/kernel-debug/obj/arch/x86/boot/bzImage" \
+		--initramfs "build/$series/initramfs-debug.img" --allow-alloc-failures \
 		--timeout "${NUMAB_CHECK_TIMEOUT:-3600}" -- run_tests.sh "${tests[@]}"
 else
 	step "lint" scripts/lint.sh
@@ -135,6 +139,6 @@ else
 fi
 echo "1..$n" >> "$tap"
 
-echo "# ---- $n results in $((SECONDS - start)) s; the TAP stream: $tap"
+echo "# ---- linux $series: $n results in $((SECONDS - start)) s; the TAP stream: $tap"
 grep '^not ok' "$tap" || true
 "$here/tap-summary.pl" "$tap"
