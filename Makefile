@@ -23,9 +23,11 @@ USERSPACE := $(BUILD)/userspace
 NUMAB_CACHE ?= /var/cache/numab-minwait
 export NUMAB_CACHE
 
-# The guest configuration, the same for both series (kernel/build.sh).
+# The guest configuration, the same for both series but for what a
+# series-named fragment adds (kernel/build.sh).
 FRAGMENTS := kernel/guest.config
-DEBUG_FRAGMENTS := $(FRAGMENTS) kernel/debug.config
+DEBUG_FRAGMENTS := $(FRAGMENTS) kernel/debug.config \
+	$(wildcard kernel/debug-$(KSERIES).config)
 BUILD_KERNEL := kernel/build.sh --series $(KSERIES)
 
 # make install

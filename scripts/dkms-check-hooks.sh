@@ -24,7 +24,7 @@ kdir=$1 kver=$2
 
 refuse() {
 	echo "numab_minwait: kernel $kver lacks the numab_minwait hooks" \
-		"(apply hooks.patch): $*" >&2
+		"(apply its hook series, hooks.patch or hooks-6.12.patch): $*" >&2
 	exit 1
 }
 
