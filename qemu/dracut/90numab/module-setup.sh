@@ -71,6 +71,11 @@ install() {
     inst_multiple -o kill ps pgrep pkill taskset chrt nice nohup setsid \
         awk xargs find sysctl numactl free od hexdump cmp diff md5sum \
         mountpoint stdbuf tty
+    # stdbuf is nothing without its preload library (6.12's kselftest
+    # runner runs every test under stdbuf --output=L when it is there).
+    if [[ -e $initdir/usr/bin/stdbuf || -e $initdir/bin/stdbuf ]]; then
+        inst /usr/libexec/coreutils/libstdbuf.so || return 1
+    fi
     # How the guest powers off: `busybox reboot -f` (a plain reboot(2)),
     # else the host's reboot -f (systemctl or sysvinit: also reboot(2)).
     inst_multiple -o busybox || :
