@@ -103,7 +103,10 @@ userspace: kernel
 tools:
 	@$(MAKE) -s -C userspace OUT=$(USERSPACE)/bin tools
 
+# Its lint step checks both series' patches, each with its own kernel's
+# checkpatch.pl: both sources, whatever KSERIES is.
 check: initramfs
+	@scripts/deps.sh --lint
 	@userspace/tests/check.sh
 
 # make check on each kernel series in turn (what CI runs).
@@ -141,7 +144,7 @@ lint: lint-quick
 
 # checkpatch.pl of each series' own kernel: both sources.
 lint-quick:
-	@scripts/deps.sh 6.1 6.12
+	@scripts/deps.sh --lint
 	@scripts/lint.sh
 
 lint-bisect: deps

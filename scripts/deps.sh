@@ -5,15 +5,46 @@
 # the Debian kernel source of each series named (default: $KSERIES, 6.1).
 # Asks apt only when a package is missing, so a second run takes a second.
 #
-#   scripts/deps.sh [SERIES...]
+#   scripts/deps.sh [--list] [--lint] [SERIES...]
+#
+#   --lint   what make lint-quick needs: every series' source (for its
+#            checkpatch.pl) and the linters, instead of the build packages
+#   --list   print the packages, one a line, and install nothing
 set -euo pipefail
 
-(($#)) || set -- "${KSERIES:-6.1}"
-packages=(
-	"${@/#/linux-source-}" gcc make libc6-dev bc flex bison libelf-dev libssl-dev
-	cpio xz-utils kmod rsync git ccache python3 python3-pyflakes perl mandoc
-	qemu-system-x86 dracut-core dkms shellcheck man-db
-)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+list=0 lint=0
+series=()
+while (($#)); do
+	case "$1" in
+	--list) list=1 ;;
+	--lint) lint=1 ;;
+	-*) echo "deps: unknown option '$1'" >&2; exit 2 ;;
+	*) series+=("$1") ;;
+	esac
+	shift
+done
+
+if ((lint)); then
+	mapfile -t series < <(awk '!/^#/ && NF { print $1 }' "$here/../kernel/series")
+	packages=(git perl python3 python3-pyflakes shellcheck mandoc)
+else
+	((${#series[@]})) || series=("${KSERIES:-6.1}")
+	# What the guest image takes from this machine is here too: a
+	# minimal Debian root has no reboot, ps, numactl or hexdump.
+	packages=(
+		gcc make libc6-dev bc flex bison libelf-dev libssl-dev cpio
+		xz-utils kmod rsync git ccache python3 perl qemu-system-x86
+		dracut-core dkms man-db mandoc busybox procps numactl bsdextrautils
+		mount
+	)
+fi
+packages=("${series[@]/#/linux-source-}" "${packages[@]}")
+
+if ((list)); then
+	printf '%s\n' "${packages[@]}"
+	exit 0
+fi
 
 missing=()
 for pkg in "${packages[@]}"; do

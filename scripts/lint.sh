@@ -19,9 +19,15 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
 lintdir=build/lint
-# The series and their patches; the module is checked with the newest.
-declare -A series_patch=([6.1]=hooks.patch [6.12]=hooks-6.12.patch)
-newest=6.12
+# The series and their patches (kernel/series); the module is checked
+# with the newest, the last one.
+declare -A series_patch=()
+all_series=()
+while read -r s p; do
+	series_patch[$s]=$p
+	all_series+=("$s")
+done < <(awk '!/^#/ && NF' kernel/series)
+newest=${all_series[-1]}
 
 # find_checkpatch SERIES. checkpatch.pl wants spelling.txt and
 # const_structs.checkpatch beside it.
@@ -36,7 +42,7 @@ find_checkpatch() {
 	else
 		if [[ ! -x $lintdir/linux-source-$series/scripts/checkpatch.pl ]]; then
 			[[ -r $tarball ]] ||
-				{ echo "lint: $tarball missing (make deps)" >&2; return 1; }
+				{ echo "lint: $tarball missing (scripts/deps.sh --lint)" >&2; return 1; }
 			mkdir -p "$lintdir"
 			tar -C "$lintdir" -xf "$tarball" \
 				"${members[@]/#/linux-source-$series/}"
@@ -72,9 +78,32 @@ tracked() {
 	done
 }
 
+# What this script reads from outside the tree belongs to the packages
+# that scripts/deps.sh --lint installs (make check and make lint-quick
+# run it first): a package missing from that list fails here, on a
+# machine that has it, rather than on a fresh one.
+lint_deps() {
+	local wanted path owner bad=0 s paths=()
+	wanted=$(scripts/deps.sh --list --lint)
+	for s in "${all_series[@]}"; do
+		paths+=("/usr/src/linux-source-$s.tar.xz")
+	done
+	paths+=("$(command -v shellcheck)" "$(command -v mandoc)"
+		"$(/usr/bin/python3 -c 'import pyflakes; print(pyflakes.__path__[0])')")
+	for path in "${paths[@]}"; do
+		owner=$(dpkg-query -S "$path" 2>/dev/null | head -n 1) ||
+			{ echo "$path: no package has it"; bad=1; continue; }
+		owner=${owner%%:*}
+		grep -qx "$owner" <<<"$wanted" ||
+			{ echo "$path is $owner's, not in scripts/deps.sh --lint"; bad=1; }
+	done
+	return "$bad"
+}
+result "lint's dependencies are what scripts/deps.sh --lint installs" lint_deps
+
 mails=$(mktemp -d)
 trap 'rm -rf "$mails"' EXIT
-for series in 6.1 6.12; do
+for series in "${all_series[@]}"; do
 	checkpatch=$(find_checkpatch "$series")
 	mkdir "$mails/$series"
 	git mailsplit -o"$mails/$series" "${series_patch[$series]}" >/dev/null
