@@ -23,6 +23,7 @@ OUR_TESTS=(
 	numab_lifetime_test
 	epoll_min_wait_test
 	epoll_min_events_test
+	epoll_min_wait_hold_test
 	epoll_dup_storm_test
 	numab_run_test
 	libminwait_test.sh
