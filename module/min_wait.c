@@ -1,18 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * EPOLL_CTL_MIN_WAIT and EPOLL_CTL_MIN_EVENTS: the values that shape a
- * blocking epoll_wait() on an instance, validated and accounted for here.
- * The wait itself is epoll's: the hot path never calls into this module.
+ * blocking epoll_wait() on an instance, and the minimum wait itself.
  *
- * An instance with min-wait state pins this module, so the module cannot
- * be unloaded while an instance depends on it.
+ * epoll counts the ready items, holds wakeups back and scans (the
+ * epoll_mw_*() helpers); this module decides when a wait ends: from the
+ * call's entry or from its first ready event, at a batch of
+ * min(K, maxevents) items, at the caller's timeout. Its hrtimer ends the
+ * minimum wait and then times the caller's timeout. An event never calls
+ * into the module, nor does a call that returns at once.
+ *
+ * An instance with min-wait state pins this module (epoll holds the
+ * reference, until the last waiter has left min_wait_wait()), so the
+ * module cannot be unloaded while an instance depends on it.
  */
 /* linux/eventpoll.h relies on these */
 #include <linux/fs.h>
 #include <linux/uaccess.h>
 #include <linux/eventpoll.h>
+#include <linux/hrtimer.h>
 #include <linux/limits.h>
 #include <linux/module.h>
+#include <linux/sched/rt.h>
+#include <linux/sched/signal.h>
 
 #include "numab_minwait.h"
 
@@ -50,27 +60,185 @@ static int min_wait_set(struct epoll_min_wait *mw, int op, u64 value)
 		return -EINVAL;
 	}
 
-	if (!was_active && min_wait_active(mw)) {
-		__module_get(THIS_MODULE);
+	if (!was_active && min_wait_active(mw))
 		atomic_inc(&min_wait_instances);
-	} else if (was_active && !min_wait_active(mw)) {
+	else if (was_active && !min_wait_active(mw))
 		atomic_dec(&min_wait_instances);
-		/* Our caller holds its own reference across this call. */
-		module_put(THIS_MODULE);
-	}
 	return old;
 }
 
 static void min_wait_release(struct epoll_min_wait *mw)
 {
 	atomic_dec(&min_wait_instances);
-	module_put(THIS_MODULE);
+}
+
+/* One blocking call in its minimum wait. */
+struct min_wait_call {
+	struct epoll_min_waiter *w;
+	struct hrtimer timer;
+	ktime_t first;		/* its first ready event; 0 before it */
+	ktime_t min_end;	/* KTIME_MAX until the wait has a start */
+	ktime_t armed;		/* the timer's expiry, as last armed */
+	u64 min_slack;
+	bool hard;		/* the timer only wakes the waiter */
+	bool kick;		/* the timer woke the waiter */
+};
+
+/*
+ * At the end of the minimum wait, epoll wakes the waiter if events are
+ * ready, and otherwise leaves it asleep until the first one; the timer
+ * goes on to the caller's timeout. Under PREEMPT_RT a real-time waiter's
+ * timer expires in hard interrupt context, where epoll's lock (a sleeping
+ * lock there) cannot be taken: it wakes the waiter, which ends its hold
+ * itself.
+ */
+static enum hrtimer_restart min_wait_expire(struct hrtimer *timer)
+{
+	struct min_wait_call *c = container_of(timer, struct min_wait_call,
+					       timer);
+	struct epoll_min_waiter *w = c->w;
+
+	if (!ktime_before(hrtimer_cb_get_time(timer), w->timeout)) {
+		WRITE_ONCE(w->timed_out, true);
+		WRITE_ONCE(c->kick, true);
+		wake_up_process(w->task);
+		return HRTIMER_NORESTART;
+	}
+	if (c->hard) {
+		WRITE_ONCE(c->kick, true);
+		wake_up_process(w->task);
+	} else {
+		epoll_mw_end_hold(w);
+	}
+	if (w->timeout == KTIME_MAX)
+		return HRTIMER_NORESTART;
+	hrtimer_set_expires_range_ns(timer, w->timeout, w->slack);
+	return HRTIMER_RESTART;
+}
+
+/* Time the end of the minimum wait, or once it is over the timeout. */
+static void min_wait_arm(struct min_wait_call *c, bool over)
+{
+	struct epoll_min_waiter *w = c->w;
+	ktime_t expires = w->timeout;
+	u64 slack = w->slack;
+
+	if (!over && ktime_before(c->min_end, expires)) {
+		expires = c->min_end;
+		slack = c->min_slack;
+	} else if (over && hrtimer_active(&c->timer)) {
+		/* Already on its way to the timeout. */
+		return;
+	}
+	if (expires == c->armed || expires == KTIME_MAX)
+		return;
+	/* The callback may be running: it sets the expiry of a restart. */
+	hrtimer_cancel(&c->timer);
+	hrtimer_start_range_ns(&c->timer, expires, slack,
+			       c->hard ? HRTIMER_MODE_ABS_HARD :
+					 HRTIMER_MODE_ABS);
+	c->armed = expires;
+}
+
+static void min_wait_sleep(struct min_wait_call *c)
+{
+	struct epoll_min_waiter *w = c->w;
+
+	for (;;) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (READ_ONCE(w->woken) || READ_ONCE(c->kick) ||
+		    signal_pending(current))
+			break;
+		schedule();
+	}
+	epoll_mw_finish_sleep(w);
+	WRITE_ONCE(c->kick, false);
+}
+
+/*
+ * The values are read again after every wakeup: lowering or clearing
+ * them applies at once to the calls in progress.
+ */
+static int min_wait_loop(struct min_wait_call *c)
+{
+	struct epoll_min_waiter *w = c->w;
+	bool scan = false;
+	int res;
+
+	for (;;) {
+		u32 usecs = READ_ONCE(w->mw->usecs);
+		u32 k = READ_ONCE(w->mw->events);
+		int batch = k && k < w->maxevents ? k : w->maxevents;
+		ktime_t now = ktime_get();
+		bool over;
+		int need;
+
+		/* Cleared, or a batch of one: a plain wait from here on. */
+		if (!usecs || batch < 2)
+			return 0;
+		if (!(READ_ONCE(w->mw->flags) & EPOLL_MIN_WAIT_FIRST))
+			c->min_end = ktime_add_us(w->start, usecs);
+		else if (c->first)
+			c->min_end = ktime_add_us(c->first, usecs);
+		else
+			c->min_end = KTIME_MAX;
+		c->min_slack = min_t(u64, current->timer_slack_ns,
+				     (u64)usecs * NSEC_PER_USEC / 8);
+		if (rt_prio(current->prio))
+			c->min_slack = 0;
+		over = READ_ONCE(w->hold_ended) || !ktime_before(now, c->min_end);
+		need = over ? 1 : batch;
+
+		if (scan) {
+			res = epoll_mw_scan(w, need);
+			if (res)
+				return res;
+			scan = false;
+		}
+		/* After the first event: the minimum wait starts with it. */
+		if (w->ready && !c->first && c->min_end == KTIME_MAX) {
+			c->first = now;
+			continue;
+		}
+		if (w->ready >= need) {
+			scan = true;
+			continue;
+		}
+		if (READ_ONCE(w->timed_out) || signal_pending(current))
+			return 0;
+
+		min_wait_arm(c, over);
+		if (epoll_mw_prepare_sleep(w, need,
+					   !over && c->min_end != KTIME_MAX))
+			min_wait_sleep(c);
+		scan = true;
+	}
+}
+
+static int min_wait_wait(struct epoll_min_waiter *w)
+{
+	struct min_wait_call c = {
+		.w = w,
+		.min_end = KTIME_MAX,
+		.armed = KTIME_MAX,
+		.hard = IS_ENABLED(CONFIG_PREEMPT_RT) && rt_prio(current->prio),
+	};
+	int res;
+
+	hrtimer_init_on_stack(&c.timer, CLOCK_MONOTONIC,
+			      c.hard ? HRTIMER_MODE_ABS_HARD : HRTIMER_MODE_ABS);
+	c.timer.function = min_wait_expire;
+	res = min_wait_loop(&c);
+	hrtimer_cancel(&c.timer);
+	destroy_hrtimer_on_stack(&c.timer);
+	return res;
 }
 
 static const struct epoll_min_wait_ops min_wait_ops = {
 	.owner = THIS_MODULE,
 	.set = min_wait_set,
 	.release = min_wait_release,
+	.wait = min_wait_wait,
 };
 
 int min_wait_register(void)
