@@ -8,11 +8,13 @@
 #   scripts/dkms-check-hooks.sh KERNEL_BUILD_DIR KERNEL_RELEASE
 #
 # The hooks are the symbols the patched kernel exports to the module, as
-# listed in the built kernel's Module.symvers (epoll_register_min_wait
-# always; numa_balancing_register_ops and sched_numa_balancing when
+# listed in the built kernel's Module.symvers (epoll_register_min_wait and
+# the epoll_mw_*() helpers of the minimum wait always;
+# numa_balancing_register_ops and sched_numa_balancing when
 # CONFIG_NUMA_BALANCING=y), with the ops members this module fills in, as
-# its headers declare them (->release of both ops: an older version of
-# the series exported the same functions with other ops). Exit status 0
+# its headers declare them (->release of both ops, the epoll ->wait():
+# older versions of the series exported the same functions with other
+# ops). Exit status 0
 # when they are all there, 1 otherwise (2 on a usage error).
 set -euo pipefail
 
@@ -43,9 +45,11 @@ header() {
 	refuse "no include/$1 in $kdir"
 }
 
-needed=(epoll_register_min_wait)
+needed=(epoll_register_min_wait epoll_mw_scan epoll_mw_prepare_sleep
+	epoll_mw_finish_sleep epoll_mw_end_hold)
 # header:pattern, as grep -E reads it
-members=('linux/eventpoll.h:void \(\*release\)\(struct epoll_min_wait \*')
+members=('linux/eventpoll.h:void \(\*release\)\(struct epoll_min_wait \*'
+	'linux/eventpoll.h:int \(\*wait\)\(struct epoll_min_waiter \*')
 if grep -qx 'CONFIG_NUMA_BALANCING=y' "$config"; then
 	needed+=(numa_balancing_register_ops sched_numa_balancing)
 	members+=('linux/sched/numa_balancing.h:void \(\*release\)\(struct mm_struct \*')
@@ -59,7 +63,9 @@ done
 	refuse "$symvers does not export ${missing[*]}"
 for member in "${members[@]}"; do
 	file=$(header "${member%%:*}")
-	grep -qE "${member#*:}" "$file" ||
-		refuse "$file has an older version of the hooks (no ->release)"
+	pattern=${member#*:}
+	grep -qE "$pattern" "$file" ||
+		refuse "$file has an older version of the hooks" \
+			"(no '${pattern//\\/}')"
 done
 echo "numab_minwait: kernel $kver has the hooks (${needed[*]})"
