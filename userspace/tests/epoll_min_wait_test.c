@@ -979,4 +979,75 @@ TEST_F(module, unload_race_clear_while_waiting)
 	EXPECT_EQ(0, numab_modprobe());
 }
 
+/*
+ * The module's text and timer while a waiter is in its wait: over rounds,
+ * waiters sleep in a minimum wait (one holding its batch with its timer
+ * queued, one timed from the first event waiting for it), their instance
+ * loses its values (cleared, or its last epoll fd closed first with the
+ * values cleared through a dup), and the module is unloaded as soon as
+ * it lets go, then loaded back. The waiters return the ready event at
+ * once as plain waiters; a debug kernel (make check-debug) reports any
+ * use of freed module text or a timer left queued.
+ */
+#define UNLOAD_ROUNDS 12
+
+TEST_F(module, unload_loop_clear_while_waiting)
+{
+	int round;
+
+	for (round = 0; round < UNLOAD_ROUNDS; round++) {
+		struct timed hold = {
+			.maxevents = 8, .timeout = -1,
+		}, first = {
+			.maxevents = 8, .timeout = -1,
+		};
+		int ep2 = epoll_create1(EPOLL_CLOEXEC), dup_fd = -1;
+		int efd2 = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		pthread_t th_hold, th_first;
+		bool unloaded = false;
+		int64_t t0;
+
+		ASSERT_LE(0, ep2);
+		ASSERT_LE(0, efd2);
+		ASSERT_EQ(0, add_fd(ep2, efd2, EPOLLIN));
+		hold.epfd = self->epfd;
+		first.epfd = ep2;
+		ASSERT_EQ(0, set_min_wait(self->epfd, 5000000));
+		ASSERT_EQ(0, set_min_wait(ep2, 5000000 | EPOLL_MIN_WAIT_AFTER_FIRST));
+		efd_signal(self->efd);
+		ASSERT_EQ(0, timed_wait_start(&th_hold, &hold));
+		ASSERT_EQ(0, timed_wait_start(&th_first, &first));
+
+		/* Odd rounds: the last epoll fd of ep2 goes first. */
+		if (round & 1) {
+			dup_fd = dup(ep2);
+			ASSERT_LE(0, dup_fd);
+			close(ep2);
+			ep2 = dup_fd;
+		}
+		t0 = numab_now_ns();
+		EXPECT_EQ(5000000, set_min_wait(self->epfd, 0));
+		EXPECT_EQ(5000000, set_min_wait(ep2, 0));
+		while (!unloaded && numab_ms_since(t0) < 2000) {
+			unloaded = !numab_delete_module();
+			if (!unloaded)
+				usleep(1000);
+		}
+		EXPECT_TRUE(unloaded) TH_LOG("round %d: unload refused", round);
+		efd_signal(efd2);
+		pthread_join(th_hold, NULL);
+		pthread_join(th_first, NULL);
+		EXPECT_EQ(1, hold.ret);
+		EXPECT_EQ(1, first.ret);
+		EXPECT_GT(2000, ms_after(&hold, t0))
+			TH_LOG("round %d: holder returned %lld ms after the clear",
+			       round, (long long)ms_after(&hold, t0));
+		efd_drain(self->efd);
+		close(ep2);
+		close(efd2);
+		if (!numab_module_loaded())
+			ASSERT_EQ(0, numab_modprobe());
+	}
+}
+
 TEST_HARNESS_MAIN
