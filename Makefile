@@ -20,7 +20,13 @@ export KSERIES
 
 BUILD := $(CURDIR)/build/$(KSERIES)
 USERSPACE := $(BUILD)/userspace
+# The kernel trees and their ccache, shared by every clone on the machine;
+# under the user's own cache folder for a build that is not root's.
+ifeq ($(shell id -u),0)
 NUMAB_CACHE ?= /var/cache/numab-minwait
+else
+NUMAB_CACHE ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/numab-minwait
+endif
 export NUMAB_CACHE
 
 # The guest configuration, the same for both series but for what a
@@ -39,9 +45,23 @@ INCLUDEDIR := $(DESTDIR)$(PREFIX)/include
 MANDIR := $(DESTDIR)$(PREFIX)/share/man
 MAN_PAGES := $(wildcard docs/man/*.[0-9]*)
 
-.PHONY: all deps kernel kernel-debug kernel-stock userspace tools check \
+.PHONY: help all deps kernel kernel-debug kernel-stock userspace tools check \
 	check-all check-debug demo dkms lint lint-quick lint-bisect install \
 	uninstall clean distclean
+
+# A bare make explains rather than start a kernel build.
+help:
+	@echo 'make demo        build everything, boot the guest, show both features'
+	@echo 'make check       every test on the 6.1 kernel; last line "N passed, N failed"'
+	@echo 'make check-all   make check on 6.1, then on 6.12 (what CI runs)'
+	@echo 'make check-debug the suite on a KASAN/lockdep kernel'
+	@echo 'make bench       benchmarks under qemu -icount (QUICK=1: shorter)'
+	@echo 'make lint        checkpatch, shellcheck, pyflakes, mandoc; lint-quick: no builds'
+	@echo 'make install     numab-run, libminwait.so, the header, the man pages'
+	@echo 'make dkms        DKMS builds the module for both guest kernels'
+	@echo 'make all         the guest image (kernel, module, programs, initramfs)'
+	@echo 'make clean       remove build/; distclean: the cached kernel trees too'
+	@echo 'KSERIES=6.12 picks the other kernel; README.md says more.'
 
 all: initramfs
 

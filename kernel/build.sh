@@ -35,13 +35,18 @@ usage: $0 --link DIR [--series S] [--patch MBOX] [--fragment FILE]...
   --purge          remove the trees, the bisect tree and the ccache that
                    this script made in the cache (make distclean)
 
-Environment: NUMAB_CACHE (default /var/cache/numab-minwait), JOBS.
+Environment: NUMAB_CACHE (default /var/cache/numab-minwait as root, else
+~/.cache/numab-minwait), JOBS.
 Exit status: 0 when built, 1 when a build failed, 2 on a usage error.
 USAGE
 }
 
 top=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")/.." && pwd)
-cache="${NUMAB_CACHE:-/var/cache/numab-minwait}"
+if ((EUID == 0)); then
+	cache="${NUMAB_CACHE:-/var/cache/numab-minwait}"
+else
+	cache="${NUMAB_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/numab-minwait}"
+fi
 jobs="${JOBS:-$(nproc)}"
 logs=$top/build/logs
 
@@ -313,9 +318,13 @@ make -s -C "$src" O="$obj" LOCALVERSION= INSTALL_MOD_PATH="$tree/modules" \
 make -s -C "$src" O="$obj" LOCALVERSION= kernelrelease > "$tree/kernel.release"
 touch "$tree/.done"
 
-# Keep the three most recent trees of this name.
+# Keep the three most recent trees of this name and series (the series
+# share a name: a tree's release says which it is).
 find "$cache" -maxdepth 1 -name "$name-????????????????" -type d -printf '%T@ %p\n' |
-	sort -rn | tail -n +4 | cut -d' ' -f2- | xargs -r rm -rf
+	sort -rn | cut -d' ' -f2- | while IFS= read -r t; do
+		[[ $(cat "$t/kernel.release" 2>/dev/null) == "$series".* ]] &&
+			echo "$t"
+	done | tail -n +4 | xargs -r rm -rf
 
 ln -sfn "$tree" "$link"
 say "$(cat "$tree/kernel.release") ready in $tree"
