@@ -116,10 +116,22 @@ static void minwait_init(void)
 	minwait_events = events;
 }
 
+/*
+ * Why: a kernel without the hooks checks the fd argument (-1) before the
+ * op (EBADF); a patched one without the module knows no such op (EINVAL).
+ */
 static void warn_refused(const char *op)
 {
-	warn_once("%s refused (%s): is the %s module loaded? Running without a min-wait.",
-		  op, strerror(errno), NUMAB_MODULE_NAME);
+	if (errno == EBADF)
+		warn_once("%s refused (%s): this kernel lacks the epoll min-wait hooks. Running without a min-wait.",
+			  op, strerror(errno));
+	else if (errno == EINVAL)
+		warn_once("%s refused (%s): is the %s module loaded (modprobe %s)? Running without a min-wait.",
+			  op, strerror(errno), NUMAB_MODULE_NAME,
+			  NUMAB_MODULE_NAME);
+	else
+		warn_once("%s refused (%s). Running without a min-wait.", op,
+			  strerror(errno));
 }
 
 /* K first, so that a kernel without it leaves no min-wait behind. */

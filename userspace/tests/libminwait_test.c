@@ -272,6 +272,9 @@ TEST_F(module, refused_by_kernel_warns_once)
 	EXPECT_STREQ(want(NONE, NONE, NONE), c.out);
 	EXPECT_EQ(1, lines(c.err)) TH_LOG("stderr '%s'", c.err);
 	EXPECT_EQ(0, strncmp(c.err, "libminwait: ", 12));
+	/* The patched kernel without the module: the module is the cause. */
+	EXPECT_NE(NULL, strstr(c.err, "module loaded"))
+		TH_LOG("stderr '%s'", c.err);
 	ASSERT_EQ(0, run_child3("777", "after-first", "4", &c));
 	EXPECT_TRUE(WIFEXITED(c.status) && !WEXITSTATUS(c.status));
 	EXPECT_STREQ(want(NONE, NONE, NONE), c.out);
