@@ -51,20 +51,9 @@ find_checkpatch() {
 	fi
 }
 
+# shellcheck source=userspace/tests/tap.sh
+. userspace/tests/tap.sh
 echo "TAP version 13"
-n=0 failed=0
-result() {
-	local name=$1 out
-	shift
-	n=$((n + 1))
-	if out=$("$@" 2>&1); then
-		echo "ok $n - $name"
-	else
-		echo "not ok $n - $name"
-		printf '%s\n' "$out" | sed 's/^/#   /'
-		failed=$((failed + 1))
-	fi
-}
 
 # The tracked files of a kind: shell scripts (*.sh, or a sh/bash
 # shebang), Python (*.py, or a python shebang).
@@ -99,7 +88,7 @@ lint_deps() {
 	done
 	return "$bad"
 }
-result "lint's dependencies are what scripts/deps.sh --lint installs" lint_deps
+tap_run "lint's dependencies are what scripts/deps.sh --lint installs" lint_deps
 
 mails=$(mktemp -d)
 trap 'rm -rf "$mails"' EXIT
@@ -113,26 +102,26 @@ for series in "${all_series[@]}"; do
 		subject=$(awk '/^Subject: / { s = substr($0, 10); folded = 1; next }
 			folded && /^[ \t]/ { sub(/^[ \t]+/, " "); s = s $0; next }
 			folded { print s; exit }' "$p")
-		result "checkpatch --strict ($series): $subject" \
+		tap_run "checkpatch --strict ($series): $subject" \
 			"$checkpatch" --strict --no-tree --quiet "$p"
 	done
 done
 
 checkpatch=$(find_checkpatch "$newest")
 mapfile -t module_sources < <(git ls-files 'module/*.[ch]')
-result "checkpatch --strict -f: ${module_sources[*]}" \
+tap_run "checkpatch --strict -f: ${module_sources[*]}" \
 	"$checkpatch" --strict --no-tree --quiet -f "${module_sources[@]}"
 
 mapfile -t scripts < <(tracked sh '^#!.*\b(ba)?sh\b')
-result "shellcheck: ${#scripts[@]} scripts" shellcheck "${scripts[@]}"
+tap_run "shellcheck: ${#scripts[@]} scripts" shellcheck "${scripts[@]}"
 
 mapfile -t python < <(tracked py '^#!.*\bpython')
-result "pyflakes: ${python[*]}" /usr/bin/python3 -m pyflakes "${python[@]}"
+tap_run "pyflakes: ${python[*]}" /usr/bin/python3 -m pyflakes "${python[@]}"
 
 mapfile -t pages < <(git ls-files 'docs/man/*.[0-9]*')
-result "mandoc -Tlint: ${pages[*]##*/}" \
+tap_run "mandoc -Tlint: ${pages[*]##*/}" \
 	mandoc -Tlint -W warning "${pages[@]}"
-result "docs/*.[0-9]*.md are the man pages rendered" docs/man/render.sh --check
+tap_run "docs/*.[0-9]*.md are the man pages rendered" docs/man/render.sh --check
 
-echo "1..$n"
-((failed == 0))
+echo "1..$tap_n"
+((tap_failed == 0))

@@ -10,17 +10,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
-n=0 failed=0
-# result STATUS NAME: one TAP line.
-result() {
-	n=$((n + 1))
-	if (($1 == 0)); then
-		echo "ok $n $2"
-	else
-		echo "not ok $n $2"
-		failed=1
-	fi
-}
+# shellcheck source=userspace/tests/tap.sh
+. ./tap.sh
 
 booted_by_dracut() {
 	[[ -d /run/initramfs && " $(cat /proc/cmdline) " != *" rdinit="* ]]
@@ -43,11 +34,11 @@ echo "TAP version 13"
 echo "1..3"
 rc=0
 booted_by_dracut || rc=$?
-result "$rc" "booted through dracut's /init"
+tap_result "$rc" "booted through dracut's /init"
 rc=0
 loaded_from_cmdline || rc=$?
-result "$rc" "dracut loaded numab_minwait from rd.driver.pre"
+tap_result "$rc" "dracut loaded numab_minwait from rd.driver.pre"
 rc=0
 features_work || rc=$?
-result "$rc" "the module works: numab-run --disable, the seed's epoll_wait=2"
-exit "$failed"
+tap_result "$rc" "the module works: numab-run --disable, the seed's epoll_wait=2"
+exit "$tap_failed"

@@ -21,17 +21,8 @@ expected=(
 pages=("1 numab-run" "2const PR_NUMA_BALANCING" "2const EPOLL_CTL_MIN_WAIT"
 	"7 libminwait")
 
-n=0 failed=0
-# result STATUS NAME: one TAP line.
-result() {
-	n=$((n + 1))
-	if (($1 == 0)); then
-		echo "ok $n $2"
-	else
-		echo "not ok $n $2"
-		failed=1
-	fi
-}
+# shellcheck source=userspace/tests/tap.sh
+. userspace/tests/tap.sh
 # files: what is under $dest, relative, sorted.
 files() {
 	(cd "$dest" && find . \( -type f -o -type l \) -printf '%P\n' | LC_ALL=C sort)
@@ -43,11 +34,11 @@ rc=0
 make -s install DESTDIR="$dest" PREFIX=/usr 2>&1 | sed 's/^/# /' || rc=$?
 [[ "$(files)" == "$(printf '%s\n' "${expected[@]}")" ]] || rc=1
 files | sed 's/^/# installed: /'
-result "$rc" "make install DESTDIR=... PREFIX=/usr installs exactly ${#expected[@]} files"
+tap_result "$rc" "make install DESTDIR=... PREFIX=/usr installs exactly ${#expected[@]} files"
 
 rc=0
 "$dest/usr/bin/numab-run" --version | sed 's/^/# /' || rc=$?
-result "$rc" "the installed numab-run runs (--version)"
+tap_result "$rc" "the installed numab-run runs (--version)"
 
 rc=0
 for page in "${pages[@]}"; do
@@ -56,11 +47,11 @@ for page in "${pages[@]}"; do
 	echo "# man ${page}: ${path#"$dest"/}"
 	mandoc -Tlint -W warning "$path" | sed 's/^/# /' || rc=1
 done
-result "$rc" "man finds each installed page, and it renders cleanly"
+tap_result "$rc" "man finds each installed page, and it renders cleanly"
 
 rc=0
 make -s uninstall DESTDIR="$dest" PREFIX=/usr 2>&1 | sed 's/^/# /' || rc=$?
 left=$(files)
 [[ -z $left ]] || { printf '# left: %s\n' "$left"; rc=1; }
-result "$rc" "make uninstall leaves no file behind"
-exit "$failed"
+tap_result "$rc" "make uninstall leaves no file behind"
+exit "$tap_failed"
