@@ -322,8 +322,9 @@ touch "$tree/.done"
 # share a name: a tree's release says which it is).
 find "$cache" -maxdepth 1 -name "$name-????????????????" -type d -printf '%T@ %p\n' |
 	sort -rn | cut -d' ' -f2- | while IFS= read -r t; do
-		[[ $(cat "$t/kernel.release" 2>/dev/null) == "$series".* ]] &&
+		if [[ $(cat "$t/kernel.release" 2>/dev/null) == "$series".* ]]; then
 			echo "$t"
+		fi
 	done | tail -n +4 | xargs -r rm -rf
 
 ln -sfn "$tree" "$link"
