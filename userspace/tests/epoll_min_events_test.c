@@ -74,103 +74,10 @@ FIXTURE_TEARDOWN(mw)
 	instance_teardown(self->epfd, self->efd);
 }
 
-TEST_F(mw, min_events_returns_previous)
-{
-	EXPECT_EQ(0, set_min_events(self->epfd, 3));
-	EXPECT_EQ(3, set_min_events(self->epfd, 3));
-	EXPECT_EQ(3, set_min_events(self->epfd, INT_MAX));
-	EXPECT_EQ(INT_MAX, set_min_events(self->epfd, 1));
-	EXPECT_EQ(1, set_min_events(self->epfd, 0));
-	EXPECT_EQ(0, set_min_events(self->epfd, 0));
-}
-
-TEST_F(mw, min_events_above_int_max_einval)
-{
-	static const uint64_t bad[] = {
-		(uint64_t)INT_MAX + 1, UINT_MAX, 1ULL << 32, (1ULL << 32) | 5,
-		1ULL << 63, UINT64_MAX,
-	};
-	size_t i;
-
-	ASSERT_EQ(0, set_min_events(self->epfd, 7));
-	for (i = 0; i < ARRAY_SIZE(bad); i++)
-		EXPECT_EQ(-EINVAL, set_min_events(self->epfd, bad[i]))
-			TH_LOG("K %#llx accepted", (unsigned long long)bad[i]);
-	EXPECT_EQ(7, fdinfo_min_events(self->epfd));
-	EXPECT_EQ(7, set_min_events(self->epfd, 0)) TH_LOG("K changed");
-}
-
-TEST_F(mw, min_events_bad_event_pointer_efault)
-{
-	long pg = sysconf(_SC_PAGESIZE);
-	void *const bad[] = { NULL, (void *)8, (void *)0xffff888000000000UL };
-	void *gone;
-	size_t i;
-
-	gone = mmap(NULL, pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, gone);
-	ASSERT_EQ(0, munmap(gone, pg));
-	ASSERT_EQ(0, set_min_events(self->epfd, 9));
-	for (i = 0; i <= ARRAY_SIZE(bad); i++) {
-		errno = 0;
-		EXPECT_EQ(-1, epoll_ctl(self->epfd, EPOLL_CTL_MIN_EVENTS, -1,
-					i < ARRAY_SIZE(bad) ? bad[i] : gone));
-		EXPECT_EQ(EFAULT, errno) TH_LOG("pointer %zu", i);
-	}
-	EXPECT_EQ(9, set_min_events(self->epfd, 0)) TH_LOG("K changed");
-}
-
-TEST_F(mw, min_events_not_an_epoll_fd_einval)
-{
-	int p[2], devnull;
-
-	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
-	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
-	ASSERT_LE(0, devnull);
-	EXPECT_EQ(-EINVAL, set_min_events(p[0], 2));
-	EXPECT_EQ(-EINVAL, set_min_events(devnull, 2));
-	EXPECT_EQ(-EINVAL, set_min_events(self->efd[0], 2));
-	close(p[0]);
-	close(p[1]);
-	close(devnull);
-}
-
-TEST_F(mw, min_events_bad_epfd_ebadf)
-{
-	int fd = dup(self->efd[0]);
-
-	ASSERT_LE(0, fd);
-	close(fd);
-	EXPECT_EQ(-EBADF, set_min_events(-1, 2));
-	EXPECT_EQ(-EBADF, set_min_events(fd, 2));
-	EXPECT_EQ(-EBADF, set_min_events(INT_MAX, 2));
-}
-
-TEST_F(mw, min_events_fd_argument_ignored)
-{
-	struct epoll_event ev = { 0 };
-	int closed = dup(self->efd[0]), p[2], prev = 0, i;
-	int fds[6];
-
-	ASSERT_LE(0, closed);
-	close(closed);
-	ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
-	fds[0] = -1;
-	fds[1] = closed;
-	fds[2] = p[0];
-	fds[3] = self->epfd;
-	fds[4] = self->efd[0];
-	fds[5] = INT_MAX;
-	for (i = 0; i < 6; i++) {
-		ev.data.u64 = 10 + i;
-		EXPECT_EQ(prev, epoll_ctl(self->epfd, EPOLL_CTL_MIN_EVENTS,
-					  fds[i], &ev))
-			TH_LOG("fd %d: %s", fds[i], strerror(errno));
-		prev = 10 + i;
-	}
-	close(p[0]);
-	close(p[1]);
-}
+/*
+ * The table both ops share (value range, event pointer, epoll fd, the
+ * ignored fd) is epoll_min_wait_test.c's ctl fixture, one variant an op.
+ */
 
 /* The op sets the (usecs, flags) pair and returns the previous usecs. */
 TEST_F(mw, after_first_set_and_cleared)
