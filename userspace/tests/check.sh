@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make check: the host checks (lint, make install), qemu/run's console
+# make check: the host checks (lint, make install, the examples of the
+# READMEs and the man pages), qemu/run's console
 # check, the test suite in the guest, a boot through dracut's /init, and
 # the kernel's epoll selftest in a second guest.
 # make check-debug (--debug): the whole suite on the debug kernel (KASAN,
@@ -123,6 +124,8 @@ if ((debug)); then
 else
 	step "lint" scripts/lint.sh
 	step "install" userspace/tests/install_test.sh
+	step "docs examples" userspace/tests/docs_examples_test.sh
+	step "man page examples" userspace/tests/man_examples_test.sh
 	step "console check" console_check
 	# Our tests, in the default guest (4 vCPUs, 2 NUMA nodes).
 	step "guest" qemu/run --timeout "${NUMAB_CHECK_TIMEOUT:-1200}" -- \
