@@ -9,12 +9,14 @@ SHELL := /bin/bash
 # The kernel every target builds, boots and tests: Debian's
 # linux-source-$(KSERIES) with its hook series. Each has its own build/
 # folder; qemu/run and the scripts find it through KSERIES too.
-KSERIES ?= 6.1
-SERIES_PATCH_6.1 := hooks.patch
-SERIES_PATCH_6.12 := hooks-6.12.patch
-PATCH := $(SERIES_PATCH_$(KSERIES))
+# The series and their patches are the lines of kernel/series; the
+# first is the default.
+SERIES_LINES := $(shell awk '!/^\#/ && NF { print $$1 "=" $$2 }' kernel/series)
+ALL_SERIES := $(foreach l,$(SERIES_LINES),$(firstword $(subst =, ,$(l))))
+KSERIES ?= $(firstword $(ALL_SERIES))
+PATCH := $(lastword $(subst =, ,$(filter $(KSERIES)=%,$(SERIES_LINES))))
 ifeq ($(PATCH),)
-$(error KSERIES=$(KSERIES): no such kernel series (6.1 or 6.12))
+$(error KSERIES=$(KSERIES): no such kernel series ($(ALL_SERIES)))
 endif
 export KSERIES
 
@@ -131,7 +133,7 @@ check: initramfs
 
 # make check on each kernel series in turn (what CI runs).
 check-all:
-	@userspace/tests/check-all.sh 6.1 6.12
+	@userspace/tests/check-all.sh $(ALL_SERIES)
 
 check-debug: initramfs-debug
 	@userspace/tests/check.sh --debug
@@ -144,7 +146,7 @@ demo: initramfs
 # kernel of each series (one guest boot each) and must refuse the stock
 # kernel of $(KSERIES); see docs/dkms-and-lint.md. Any built kernel object
 # folders can be given instead.
-DKMS_SERIES := 6.1 6.12
+DKMS_SERIES := $(ALL_SERIES)
 DKMS_KERNELS ?= $(foreach s,$(DKMS_SERIES),$(CURDIR)/build/$(s)/kernel)
 DKMS_UNPATCHED ?= $(BUILD)/kernel-stock
 dkms: kernel-stock userspace
@@ -158,7 +160,7 @@ dkms: kernel-stock userspace
 # of each commit of both series on its own (~20 min each on 2 cores);
 # make lint-bisect bisects the series of $(KSERIES).
 lint: lint-quick
-	@for series in 6.1 6.12; do \
+	@for series in $(ALL_SERIES); do \
 		$(MAKE) --no-print-directory KSERIES=$$series lint-bisect; \
 	done
 

@@ -8,7 +8,7 @@
 # script put in the cache.
 #
 # Each distinct input (source package version, series, fragments, this
-# script's recipe) gets its own tree under the cache folder, so an
+# script itself) gets its own tree under the cache folder, so an
 # unchanged input is reused as it is and a changed one starts from a
 # pristine tree.  ccache, when present, speeds up the compiles of a new
 # tree.  The full output of a build goes to a log; the terminal gets its
@@ -23,7 +23,8 @@ usage: $0 --link DIR [--series S] [--patch MBOX] [--fragment FILE]...
        $0 --purge
 
   --link DIR       symlink to create to the built tree (src/, obj/, modules/)
-  --series S       the kernel: Debian's linux-source-S (default 6.1)
+  --series S       the kernel: Debian's linux-source-S (default: the first
+                   line of kernel/series)
   --patch MBOX     patch series to apply with git am (none: stock kernel)
   --fragment FILE  config fragment merged onto tinyconfig (repeatable; a
                    symbol set by a later fragment replaces its earlier line)
@@ -56,7 +57,8 @@ bad_usage() {
 	exit 2
 }
 
-link="" series=6.1 patch="" name=kernel log="" mode=build
+link="" patch="" name=kernel log="" mode=build
+series=$(awk '!/^#/ && NF { print $1; exit }' "$top/kernel/series")
 fragments=()
 need_arg() {
 	(($2 >= 2)) || bad_usage "option '$1' needs an argument"
@@ -280,10 +282,11 @@ if [[ $mode == bisect ]]; then
 	exit
 fi
 
-# Bump when a change to this script changes what it builds.
-recipe=1
+# This script is an input too: an edit to it never reuses a tree built
+# by an older version (ccache keeps the rebuild short).
 key=$( {
-	echo "$srcver recipe $recipe"
+	echo "$srcver"
+	sha256sum "$top/kernel/build.sh" | cut -d' ' -f1
 	sha256sum "$merged" | cut -d' ' -f1
 	if [[ -n "$patch" ]]; then sha256sum "$patch" | cut -d' ' -f1; fi
 } | sha256sum | cut -c1-16)
@@ -310,7 +313,7 @@ unpack "$tree"
 [[ -z $patch ]] || apply
 configure
 : >"$log"
-say "building $name with -j$jobs (a cold build takes ~8 min on 2 cores);" \
+say "building $name with -j$jobs (a cold build takes ~9 min on 2 cores);" \
 	"full output in $log"
 compile "$log" bzImage modules
 make -s -C "$src" O="$obj" LOCALVERSION= INSTALL_MOD_PATH="$tree/modules" \

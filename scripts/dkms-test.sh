@@ -32,7 +32,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
 kernels=() unpatched="" tests=$default_tests
-userspace=build/${KSERIES:-6.1}/userspace
+userspace=build/${KSERIES:-$(awk '!/^#/ && NF { print $1; exit }' "./kernel/series")}/userspace
 bad_usage() {
 	echo "$0: $*" >&2
 	usage >&2

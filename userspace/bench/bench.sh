@@ -47,7 +47,7 @@ need_arg() {
 }
 
 quick=0 rounds="" jobs=2 stock=""
-series=${KSERIES:-6.1}
+series=${KSERIES:-$(awk '!/^#/ && NF { print $1; exit }' "$(dirname -- "${BASH_SOURCE[0]}")/../../kernel/series")}
 stage=build/$series/stage userspace=build/$series/userspace
 while (($#)); do
 	case "$1" in

@@ -48,7 +48,7 @@ done
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$here/../.."
-series=${KSERIES:-6.1}
+series=${KSERIES:-$(awk '!/^#/ && NF { print $1; exit }' "./kernel/series")}
 logs=build/$series/logs
 mkdir -p "$logs"
 tap=$logs/check.tap
