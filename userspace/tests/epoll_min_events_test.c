@@ -257,7 +257,11 @@ TEST_F(mw, after_first_timed_from_the_event)
 	EXPECT_GT(300 + SLACK_MS, ms_after(&t, w.at_ns))
 		TH_LOG("returned %lld ms after the event",
 		       (long long)ms_after(&t, w.at_ns));
-	EXPECT_LE(700, t.ms);
+	/*
+	 * Not at the call's start + M: the writer's 400 ms count from its
+	 * own start, a little before the call's, so no exact 700 here.
+	 */
+	EXPECT_LE(300 + 300, t.ms);
 	EXPECT_EQ(2, t.nvcsw) TH_LOG("%ld voluntary context switches",
 				     t.nvcsw);
 }
