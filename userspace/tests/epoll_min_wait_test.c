@@ -86,14 +86,20 @@ FIXTURE_VARIANT_ADD(ctl, min_events) {
 	.bad = bad_events,
 };
 
+/* One instance watching one eventfd: the ctl and module fixtures. */
+static int one_instance(int *epfd, int *efd)
+{
+	*epfd = epoll_create1(EPOLL_CLOEXEC);
+	*efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (*epfd < 0 || *efd < 0)
+		return -1;
+	return add_fd(*epfd, *efd, EPOLLIN);
+}
+
 FIXTURE_SETUP(ctl)
 {
 	ASSERT_MODULE();
-	self->epfd = epoll_create1(EPOLL_CLOEXEC);
-	self->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	ASSERT_LE(0, self->epfd);
-	ASSERT_LE(0, self->efd);
-	ASSERT_EQ(0, add_fd(self->epfd, self->efd, EPOLLIN));
+	ASSERT_EQ(0, one_instance(&self->epfd, &self->efd));
 }
 
 FIXTURE_TEARDOWN(ctl)
@@ -907,11 +913,7 @@ FIXTURE(module) {
 FIXTURE_SETUP(module)
 {
 	ASSERT_MODULE();
-	self->epfd = epoll_create1(EPOLL_CLOEXEC);
-	self->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	ASSERT_LE(0, self->epfd);
-	ASSERT_LE(0, self->efd);
-	ASSERT_EQ(0, add_fd(self->epfd, self->efd, EPOLLIN));
+	ASSERT_EQ(0, one_instance(&self->epfd, &self->efd));
 }
 
 FIXTURE_TEARDOWN(module)
