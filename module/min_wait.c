@@ -6,9 +6,10 @@
  * epoll counts the ready items, holds wakeups back and scans (the
  * epoll_mw_*() helpers); this module decides when a wait ends: from the
  * call's entry or from its first ready event, at a batch of
- * min(K, maxevents) items, at the caller's timeout. Its hrtimer ends the
- * minimum wait and then times the caller's timeout. An event never calls
- * into the module, nor does a call that returns at once.
+ * min(K, maxevents) items, at the caller's timeout; with
+ * EPOLL_MIN_WAIT_ADAPTIVE, how long it is (min_wait_adapt.c). Its hrtimer
+ * ends the minimum wait and then times the caller's timeout. An event
+ * never calls into the module, nor does a call that returns at once.
  *
  * An instance with min-wait state pins this module (epoll holds the
  * reference, until the last waiter has left min_wait_wait()), so the
@@ -29,7 +30,8 @@
 atomic_t min_wait_instances = ATOMIC_INIT(0);
 
 /* The bits of an EPOLL_CTL_MIN_WAIT value that may be set. */
-#define MIN_WAIT_VALID	(EPOLL_MIN_WAIT_AFTER_FIRST | INT_MAX)
+#define MIN_WAIT_VALID	(EPOLL_MIN_WAIT_AFTER_FIRST | \
+			 EPOLL_MIN_WAIT_ADAPTIVE | INT_MAX)
 
 static bool min_wait_active(const struct epoll_min_wait *mw)
 {
@@ -47,8 +49,15 @@ static int min_wait_set(struct epoll_min_wait *mw, int op, u64 value)
 		if (value & ~MIN_WAIT_VALID)
 			return -EINVAL;
 		old = mw->usecs;
+		if (mw->usecs == lower_32_bits(value) &&
+		    mw->flags == upper_32_bits(value))
+			break;
 		mw->usecs = lower_32_bits(value);
 		mw->flags = upper_32_bits(value);
+		if (mw->flags & EPOLL_MIN_WAIT_ADAPT)
+			min_wait_adapt_reset(mw);
+		else
+			mw->cur_usecs = mw->usecs;
 		break;
 	case EPOLL_CTL_MIN_EVENTS:
 		if (value > INT_MAX)
@@ -80,8 +89,13 @@ struct min_wait_call {
 	ktime_t min_end;	/* KTIME_MAX until the wait has a start */
 	ktime_t armed;		/* the timer's expiry, as last armed */
 	u64 min_slack;
+	u32 wait_us;		/* adaptive: the wait it takes */
+	int target;		/* adaptive: the batch that ends it, if >= 2 */
 	bool hard;		/* the timer only wakes the waiter */
 	bool kick;		/* the timer woke the waiter */
+	bool over;		/* the minimum wait has ended */
+	bool idle;		/* it ended with nothing ready */
+	ktime_t seen;		/* when an event was first found ready */
 };
 
 /*
@@ -167,6 +181,7 @@ static int min_wait_loop(struct min_wait_call *c)
 
 	for (;;) {
 		u32 usecs = READ_ONCE(w->mw->usecs);
+		u32 flags = READ_ONCE(w->mw->flags);
 		u32 k = READ_ONCE(w->mw->events);
 		int batch = k && k < w->maxevents ? k : w->maxevents;
 		ktime_t now = ktime_get();
@@ -176,7 +191,14 @@ static int min_wait_loop(struct min_wait_call *c)
 		/* Cleared, or a batch of one: a plain wait from here on. */
 		if (!usecs || batch < 2)
 			return 0;
-		if (!(READ_ONCE(w->mw->flags) & EPOLL_MIN_WAIT_FIRST))
+		if (flags & EPOLL_MIN_WAIT_ADAPT) {
+			usecs = min(usecs, c->wait_us);
+			if (c->target >= 2)
+				batch = min(batch, c->target);
+		}
+		if (w->ready && !c->seen)
+			c->seen = now;
+		if (!(flags & EPOLL_MIN_WAIT_FIRST))
 			c->min_end = ktime_add_us(w->start, usecs);
 		else if (c->first)
 			c->min_end = ktime_add_us(c->first, usecs);
@@ -191,8 +213,10 @@ static int min_wait_loop(struct min_wait_call *c)
 
 		if (scan) {
 			res = epoll_mw_scan(w, need);
-			if (res)
+			if (res) {
+				c->over = over;
 				return res;
+			}
 			scan = false;
 		}
 		/* After the first event: the minimum wait starts with it. */
@@ -207,12 +231,34 @@ static int min_wait_loop(struct min_wait_call *c)
 		if (READ_ONCE(w->timed_out) || signal_pending(current))
 			return 0;
 
+		if (over && !w->ready)
+			c->idle = true;
 		min_wait_arm(c, over);
 		if (epoll_mw_prepare_sleep(w, need,
 					   !over && c->min_end != KTIME_MAX))
 			min_wait_sleep(c);
 		scan = true;
 	}
+}
+
+/* Tell the adaptive policy what the call saw. */
+static void min_wait_report(struct min_wait_call *c, int res)
+{
+	struct epoll_min_waiter *w = c->w;
+	struct min_wait_sample s = {
+		.start = w->start,
+		.first = c->seen,
+		.wait_start = c->first ? c->first : w->start,
+		.end = ktime_get(),
+		.wait_us = c->wait_us,
+		.events = res,
+		.early = !c->over,
+		.idle = c->idle,
+	};
+
+	if (!s.first)
+		s.first = s.end;
+	min_wait_adapt_end(w->mw, &s);
 }
 
 static int min_wait_wait(struct epoll_min_waiter *w)
@@ -225,12 +271,15 @@ static int min_wait_wait(struct epoll_min_waiter *w)
 	};
 	int res;
 
+	c.wait_us = min_wait_adapt_begin(w->mw, &c.target);
 	hrtimer_init_on_stack(&c.timer, CLOCK_MONOTONIC,
 			      c.hard ? HRTIMER_MODE_ABS_HARD : HRTIMER_MODE_ABS);
 	c.timer.function = min_wait_expire;
 	res = min_wait_loop(&c);
 	hrtimer_cancel(&c.timer);
 	destroy_hrtimer_on_stack(&c.timer);
+	if (READ_ONCE(w->mw->flags) & EPOLL_MIN_WAIT_ADAPT)
+		min_wait_report(&c, res);
 	return res;
 }
 

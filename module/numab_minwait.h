@@ -3,6 +3,7 @@
 #define NUMAB_MINWAIT_H
 
 #include <linux/atomic.h>
+#include <linux/ktime.h>
 #include <linux/types.h>
 
 /* Published read-only in debugfs. */
@@ -10,6 +11,25 @@ extern atomic_t min_wait_instances;
 
 int min_wait_register(void);
 void min_wait_unregister(void);
+
+struct epoll_min_wait;
+
+/* What a call that slept in an adaptive minimum wait saw. */
+struct min_wait_sample {
+	ktime_t start;		/* its entry into epoll_wait() */
+	ktime_t first;		/* when it first found an event ready */
+	ktime_t wait_start;	/* start, or first when timed from the first */
+	ktime_t end;
+	u32 wait_us;		/* the wait it took */
+	int events;		/* delivered, or 0 or an errno */
+	bool early;		/* its batch was complete before the wait ended */
+	bool idle;		/* the wait ended with nothing ready */
+};
+
+void min_wait_adapt_reset(struct epoll_min_wait *mw);
+u32 min_wait_adapt_begin(struct epoll_min_wait *mw, int *target);
+void min_wait_adapt_end(struct epoll_min_wait *mw,
+			const struct min_wait_sample *s);
 
 #ifdef CONFIG_NUMA_BALANCING
 extern atomic_t numab_enabled_mms;

@@ -12,9 +12,9 @@
 # the epoll_mw_*() helpers of the minimum wait always;
 # numa_balancing_register_ops and sched_numa_balancing when
 # CONFIG_NUMA_BALANCING=y), with the ops members this module fills in, as
-# its headers declare them (->release of both ops, the epoll ->wait():
-# older versions of the series exported the same functions with other
-# ops). Exit status 0
+# its headers declare them (->release of both ops, the epoll ->wait(),
+# the adaptive wait's cur_usecs: older versions of the series exported
+# the same functions with other ops). Exit status 0
 # when they are all there, 1 otherwise (2 on a usage error).
 set -euo pipefail
 
@@ -49,7 +49,8 @@ needed=(epoll_register_min_wait epoll_mw_scan epoll_mw_prepare_sleep
 	epoll_mw_finish_sleep epoll_mw_end_hold)
 # header:pattern, as grep -E reads it
 members=('linux/eventpoll.h:void \(\*release\)\(struct epoll_min_wait \*'
-	'linux/eventpoll.h:int \(\*wait\)\(struct epoll_min_waiter \*')
+	'linux/eventpoll.h:int \(\*wait\)\(struct epoll_min_waiter \*'
+	'linux/eventpoll.h:u32 cur_usecs;')
 if grep -qx 'CONFIG_NUMA_BALANCING=y' "$config"; then
 	needed+=(numa_balancing_register_ops sched_numa_balancing)
 	members+=('linux/sched/numa_balancing.h:void \(\*release\)\(struct mm_struct \*')

@@ -129,7 +129,8 @@ suite_rr() {
 	# phase against the 4 ms tick: each mode runs three times (--quick: once).
 	for ((i = 0; i < $(scale 3 1); i++)); do
 		for rate in 5000 20000 40000; do
-			rates+=("$rate plain 0" "$rate sleep 200" "$rate minwait 200")
+			rates+=("$rate plain 0" "$rate sleep 200" "$rate minwait 200"
+				"$rate minwait-adaptive 200")
 		done
 		# The same server watching edge-triggered: no level-triggered
 		# items left on the ready list for the next call to re-check.
@@ -150,10 +151,12 @@ suite_rr() {
 		"4000 plain 0" "4000 sleep 200" "4000 minwait 50" \
 		"4000 minwait 100" "4000 minwait 200" "4000 minwait 500" \
 		"2000 plain 0" "2000 sleep 200" "2000 minwait 200" \
-		"2000 minwait-first 200" "${rates[@]}" \
+		"2000 minwait-first 200" "2000 minwait-adaptive 200" \
+		"${rates[@]}" \
 		"2000 -p plain 0" "2000 -p sleep 200" "2000 -p minwait 200" \
-		"2000 -p minwait-first 200" \
+		"2000 -p minwait-first 200" "2000 -p minwait-adaptive 200" \
 		"4000 -p plain 0" "4000 -p sleep 200" "4000 -p minwait 200" \
+		"4000 -p minwait-adaptive 200" \
 		"4000 -p -k 2 minwait 200" "4000 -p -k 4 minwait 200" \
 		"4000 -p -k 8 minwait 200" "4000 -p minwait-first 200" \
 		"4000 -p -k 2 minwait-first 200" \

@@ -11,6 +11,8 @@
  *       sleep         sleep WAIT_US, then epoll_wait(-1) (the userspace hack)
  *       minwait       EPOLL_CTL_MIN_WAIT of WAIT_US on the server's instance
  *       minwait-first the same with EPOLL_MIN_WAIT_AFTER_FIRST
+ *       minwait-adaptive  the same with EPOLL_MIN_WAIT_ADAPTIVE: WAIT_US
+ *                     is the ceiling of the wait the module adapts
  * -k K      also EPOLL_CTL_MIN_EVENTS of K (K > 0) on the server's instance
  * -t NS     timer slack of both threads, PR_SET_TIMERSLACK (default 1 ns:
  *           the sleep hack and the minimum wait end when asked, and the
@@ -50,13 +52,17 @@
 #define MAX_CONNS	64
 #define BATCH		64
 
-enum mode { MODE_PLAIN, MODE_SLEEP, MODE_MINWAIT, MODE_MINWAIT_FIRST };
+enum mode {
+	MODE_PLAIN, MODE_SLEEP, MODE_MINWAIT, MODE_MINWAIT_FIRST,
+	MODE_MINWAIT_ADAPTIVE,
+};
 
 static const char *const mode_names[] = {
 	[MODE_PLAIN] = "plain",
 	[MODE_SLEEP] = "sleep",
 	[MODE_MINWAIT] = "minwait",
 	[MODE_MINWAIT_FIRST] = "minwait-first",
+	[MODE_MINWAIT_ADAPTIVE] = "minwait-adaptive",
 };
 
 struct request {
@@ -345,10 +351,13 @@ int main(int argc, char **argv)
 	if (min_events &&
 	    server_ctl(EPOLL_CTL_MIN_EVENTS, "EPOLL_CTL_MIN_EVENTS", min_events))
 		return 0;
-	if (((mode == MODE_MINWAIT && wait_us) || mode == MODE_MINWAIT_FIRST) &&
+	if (((mode == MODE_MINWAIT && wait_us) || mode == MODE_MINWAIT_FIRST ||
+	     mode == MODE_MINWAIT_ADAPTIVE) &&
 	    server_ctl(EPOLL_CTL_MIN_WAIT, "EPOLL_CTL_MIN_WAIT",
 		       wait_us | (mode == MODE_MINWAIT_FIRST ?
-				  EPOLL_MIN_WAIT_AFTER_FIRST : 0)))
+				  EPOLL_MIN_WAIT_AFTER_FIRST : 0) |
+		       (mode == MODE_MINWAIT_ADAPTIVE ?
+			EPOLL_MIN_WAIT_ADAPTIVE : 0)))
 		return 0;
 
 	if (pthread_create(&thread, NULL, server_main, NULL))

@@ -40,13 +40,18 @@
  * epoll minimum wait: epoll_ctl(epfd, EPOLL_CTL_MIN_WAIT, fd, &ev) with
  * ev.data.u64 = usecs (0..INT_MAX), optionally or-ed with
  * EPOLL_MIN_WAIT_AFTER_FIRST to time it from the first ready event instead
- * of the start of the call. Any other bit of 32..63 is EINVAL.
+ * of the start of the call, and with EPOLL_MIN_WAIT_ADAPTIVE to make usecs
+ * a ceiling that the module adapts each call's wait to. Any other bit of
+ * 32..63 is EINVAL.
  */
 #ifndef EPOLL_CTL_MIN_WAIT
 #define EPOLL_CTL_MIN_WAIT		4
 #endif
 #ifndef EPOLL_MIN_WAIT_AFTER_FIRST
 #define EPOLL_MIN_WAIT_AFTER_FIRST	(1ULL << 32)
+#endif
+#ifndef EPOLL_MIN_WAIT_ADAPTIVE
+#define EPOLL_MIN_WAIT_ADAPTIVE		(1ULL << 33)
 #endif
 
 /*

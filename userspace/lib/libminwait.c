@@ -86,16 +86,32 @@ static long env_count(const char *name)
 	return v;
 }
 
-/* MINWAIT_FLAGS: unset, or "after-first"; -1 (after one warning) if not. */
+/*
+ * MINWAIT_FLAGS: unset, or a comma list of "after-first" and "adaptive";
+ * -1 (after one warning) if not.
+ */
 static int64_t env_flags(void)
 {
 	const char *env = getenv("MINWAIT_FLAGS");
+	int64_t flags = 0;
+	const char *s, *end;
+	size_t len;
 
 	if (!env)
 		return 0;
-	if (!strcmp(env, "after-first"))
-		return (int64_t)EPOLL_MIN_WAIT_AFTER_FIRST;
-	warn_once("ignoring MINWAIT_US, MINWAIT_FLAGS and MINWAIT_EVENTS: MINWAIT_FLAGS=\"%s\" is not \"after-first\"",
+	for (s = env; ; s = end + 1) {
+		end = strchrnul(s, ',');
+		len = (size_t)(end - s);
+		if (len == strlen("after-first") && !strncmp(s, "after-first", len))
+			flags |= (int64_t)EPOLL_MIN_WAIT_AFTER_FIRST;
+		else if (len == strlen("adaptive") && !strncmp(s, "adaptive", len))
+			flags |= (int64_t)EPOLL_MIN_WAIT_ADAPTIVE;
+		else
+			break;
+		if (!*end)
+			return flags;
+	}
+	warn_once("ignoring MINWAIT_US, MINWAIT_FLAGS and MINWAIT_EVENTS: MINWAIT_FLAGS=\"%s\" is not a comma list of \"after-first\" and \"adaptive\"",
 		  env);
 	return -1;
 }

@@ -128,12 +128,17 @@ TEST_F(mw, fdinfo_lines)
 	EXPECT_EQ(-ENOENT, fdinfo_flags(self->epfd));
 }
 
-/* Any bit of 32..63 but AFTER_FIRST, or usecs > INT_MAX: nothing changes. */
+/*
+ * Any bit of 32..63 but AFTER_FIRST and ADAPTIVE, or usecs > INT_MAX:
+ * nothing changes.
+ */
 TEST_F(mw, unknown_flag_bits_einval)
 {
 	static const uint64_t bad[] = {
-		1ULL << 33, 1ULL << 34, 1ULL << 40, 1ULL << 62, 1ULL << 63,
-		AFTER_FIRST | 1ULL << 33, 5000 | 1ULL << 33,
+		1ULL << 34, 1ULL << 35, 1ULL << 40, 1ULL << 62, 1ULL << 63,
+		AFTER_FIRST | 1ULL << 34, 5000 | 1ULL << 34,
+		EPOLL_MIN_WAIT_ADAPTIVE | 1ULL << 34,
+		EPOLL_MIN_WAIT_ADAPTIVE | ((uint64_t)INT_MAX + 1),
 		AFTER_FIRST | 1ULL << 63, 0xffffffff00000000ULL, UINT64_MAX,
 		AFTER_FIRST | ((uint64_t)INT_MAX + 1), AFTER_FIRST | UINT_MAX,
 		(uint64_t)INT_MAX + 1,

@@ -892,7 +892,7 @@ TEST_F(ep, io_uring_min_events_after_first)
 	ev.data.u64 = 700 | EPOLL_MIN_WAIT_AFTER_FIRST;
 	EXPECT_EQ(0, uring_epoll_ctl(&r, self->epfd, EPOLL_CTL_MIN_WAIT, -1,
 				     &ev));
-	ev.data.u64 = 700 | 1ULL << 33;
+	ev.data.u64 = 700 | 1ULL << 34;
 	EXPECT_EQ(-EINVAL, uring_epoll_ctl(&r, self->epfd, EPOLL_CTL_MIN_WAIT,
 					   -1, &ev));
 	EXPECT_EQ(700, numab_fdinfo_min_wait(self->epfd));

@@ -85,7 +85,9 @@ static const uint64_t usecs_pool[] = {
 	EPOLL_MIN_WAIT_AFTER_FIRST, EPOLL_MIN_WAIT_AFTER_FIRST | 5,
 	EPOLL_MIN_WAIT_AFTER_FIRST | INT_MAX,
 	EPOLL_MIN_WAIT_AFTER_FIRST | ((uint64_t)INT_MAX + 1),
-	1ULL << 33, EPOLL_MIN_WAIT_AFTER_FIRST | 1ULL << 33, 1ULL << 62,
+	EPOLL_MIN_WAIT_ADAPTIVE | 200, EPOLL_MIN_WAIT_ADAPTIVE,
+	EPOLL_MIN_WAIT_ADAPTIVE | EPOLL_MIN_WAIT_AFTER_FIRST | 200,
+	1ULL << 34, EPOLL_MIN_WAIT_AFTER_FIRST | 1ULL << 34, 1ULL << 62,
 	1ULL << 63, UINT64_MAX,
 };
 
@@ -360,10 +362,11 @@ static void fuzz_epoll(struct __test_metadata *_metadata, struct fuzz *f)
 		}
 	}
 
-	/* op 4: usecs 0..INT_MAX, plus AFTER_FIRST; op 5: K 0..INT_MAX */
+	/* op 4: usecs 0..INT_MAX, plus AFTER_FIRST, ADAPTIVE; op 5: K */
 	if (op == EPOLL_CTL_MIN_WAIT)
 		bad_value = (uint32_t)usecs > INT_MAX ||
-			    usecs >> 32 & ~(EPOLL_MIN_WAIT_AFTER_FIRST >> 32);
+			    usecs >> 32 & ~((EPOLL_MIN_WAIT_AFTER_FIRST |
+					      EPOLL_MIN_WAIT_ADAPTIVE) >> 32);
 	else
 		bad_value = usecs > INT_MAX;
 	if (!valid)

@@ -195,6 +195,15 @@ TEST(flags_and_events)
 	ASSERT_EQ(0, run_child3("777", NULL, "0", &c));
 	EXPECT_STREQ(want(777, NONE, NONE), c.out);
 	EXPECT_STREQ("", c.err);
+	ASSERT_EQ(0, run_child3("777", "adaptive", NULL, &c));
+	EXPECT_STREQ(want(777, 2, NONE), c.out);
+	EXPECT_STREQ("", c.err);
+	ASSERT_EQ(0, run_child3("777", "adaptive,after-first", "4", &c));
+	EXPECT_STREQ(want(777, 3, 4), c.out);
+	EXPECT_STREQ("", c.err);
+	ASSERT_EQ(0, run_child3("777", "after-first,adaptive", NULL, &c));
+	EXPECT_STREQ(want(777, 3, NONE), c.out);
+	EXPECT_STREQ("", c.err);
 
 	/* no MINWAIT_US: nothing, silent */
 	ASSERT_EQ(0, run_child3(NULL, "after-first", "4", &c));
@@ -231,7 +240,8 @@ TEST(bad_flags_or_events_warn_once)
 {
 	static const char *const bad_flags[] = {
 		"", "after_first", "AFTER-FIRST", "after-first,", " after-first",
-		"1", "0x1", "none",
+		"1", "0x1", "none", "adaptive,", ",adaptive", "adaptive after-first",
+		"adaptive,,after-first", "Adaptive",
 	};
 	static const char *const bad_events[] = {
 		"", "abc", "-1", "+5", "0x10", "4 ", "2147483648",

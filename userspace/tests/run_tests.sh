@@ -24,6 +24,7 @@ OUR_TESTS=(
 	epoll_min_wait_test
 	epoll_min_events_test
 	epoll_min_wait_hold_test
+	epoll_min_wait_adaptive_test
 	epoll_dup_storm_test
 	numab_run_test
 	libminwait_test.sh

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The adaptive minimum wait (EPOLL_MIN_WAIT_ADAPTIVE): the value set is a
+ * ceiling M, and each blocking call waits w in [0, M] chosen from what
+ * the instance's past calls that slept showed. As KVM's halt polling and
+ * lib/dim do, it measures and steps rather than models:
+ *
+ * - At w = 0 a call that sleeps measures the gap from its entry to its
+ *   first event (a running average, 1/8 weight). Waiting can batch when
+ *   CLIMB_EVENTS events arrive within M on average: then w climbs to the
+ *   time those take, CLIMB_EVENTS gaps. An average gap over M drops it
+ *   back to 0: the instance idles longer than it may wait.
+ * - A wait that ends with at most one event ready did not batch: w falls
+ *   to 0 at once, and stays there for `tired` sleeping calls, a count
+ *   that doubles with each fall (up to TIRED_MAX) and halves with each
+ *   wait that batched, so that a load at the edge does not oscillate.
+ * - A wait that batched adapts its length and its own batch target, as
+ *   EPOLL_CTL_MIN_EVENTS would: a wait that ran to its end with n events
+ *   doubles w (up to M) and ends the next ones at n; one that reached its
+ *   target at time t moves w to 2t (halving it at most) and, every
+ *   probe_every such calls,
+ *   tries a target one higher. A closed loop of N clients so learns to
+ *   end at N rather than wait out M.
+ *
+ * Calls that return at once are not seen, and no event is: the cost is a
+ * few additions per call that slept. Several waiters of one instance
+ * update the state without a lock: a lost update only delays a step.
+ */
+#include <linux/fs.h>
+#include <linux/uaccess.h>
+#include <linux/eventpoll.h>
+#include <linux/build_bug.h>
+#include <linux/minmax.h>
+
+#include "numab_minwait.h"
+
+#define CLIMB_EVENTS	4
+#define TIRED_MIN	8
+#define TIRED_MAX	1024
+#define PROBE_MIN	4
+#define PROBE_MAX	64
+
+/* Lives in struct epoll_min_wait's @priv. */
+struct min_wait_adapt {
+	u32 gap8;		/* average gap to the first event, us << 3 */
+	u16 target;		/* the batch that ends a wait; 0 for the caller's */
+	u16 probe;		/* waits that reached target since it last grew */
+	u16 probe_every;
+	u16 tired;		/* sleeping calls before w may climb again */
+	u16 backoff;		/* tired after the next fall */
+	bool probing;		/* target was raised by a probe */
+};
+
+static struct min_wait_adapt *adapt_state(struct epoll_min_wait *mw)
+{
+	BUILD_BUG_ON(sizeof(struct min_wait_adapt) > EPOLL_MW_PRIV_SIZE);
+	return (struct min_wait_adapt *)mw->priv;
+}
+
+/* A new value: start from no wait, as if the instance had just been made. */
+void min_wait_adapt_reset(struct epoll_min_wait *mw)
+{
+	struct min_wait_adapt *a = adapt_state(mw);
+
+	memset(a, 0, sizeof(*a));
+	/* No evidence yet: as if the gaps were M long. */
+	a->gap8 = min_t(u64, (u64)mw->usecs << 3, U32_MAX);
+	a->backoff = TIRED_MIN;
+	a->probe_every = PROBE_MIN;
+	mw->cur_usecs = 0;
+}
+
+/* The wait and the batch target of a call that is about to sleep. */
+u32 min_wait_adapt_begin(struct epoll_min_wait *mw, int *target)
+{
+	struct min_wait_adapt *a = adapt_state(mw);
+
+	*target = READ_ONCE(a->target);
+	return min(READ_ONCE(mw->cur_usecs), READ_ONCE(mw->usecs));
+}
+
+static void adapt_set_wait(struct epoll_min_wait *mw, u64 usecs)
+{
+	WRITE_ONCE(mw->cur_usecs, clamp_t(u64, usecs, 1, READ_ONCE(mw->usecs)));
+}
+
+static void adapt_fall(struct epoll_min_wait *mw, struct min_wait_adapt *a)
+{
+	u16 backoff = READ_ONCE(a->backoff);
+
+	WRITE_ONCE(mw->cur_usecs, 0);
+	WRITE_ONCE(a->target, 0);
+	WRITE_ONCE(a->tired, backoff);
+	WRITE_ONCE(a->backoff, min(backoff * 2, TIRED_MAX));
+}
+
+/* The gap from a call's entry to its first event, at w = 0 or idle. */
+static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
+		      u64 gap_us)
+{
+	u32 m = READ_ONCE(mw->usecs);
+	u32 gap8 = READ_ONCE(a->gap8);
+	u16 tired = READ_ONCE(a->tired);
+
+	gap8 = min_t(u64, gap8 - (gap8 >> 3) + min_t(u64, gap_us, U32_MAX >> 3),
+		     U32_MAX);
+	WRITE_ONCE(a->gap8, gap8);
+
+	if (READ_ONCE(mw->cur_usecs)) {
+		if (gap8 >> 3 > m)
+			WRITE_ONCE(mw->cur_usecs, 0);
+		return;
+	}
+	if (tired) {
+		WRITE_ONCE(a->tired, tired - 1);
+		return;
+	}
+	if ((u64)CLIMB_EVENTS * (gap8 >> 3) <= m) {
+		WRITE_ONCE(a->target, 0);
+		WRITE_ONCE(a->probe, 0);
+		WRITE_ONCE(a->probe_every, PROBE_MIN);
+		WRITE_ONCE(a->probing, false);
+		adapt_set_wait(mw, (u64)CLIMB_EVENTS * (gap8 >> 3));
+	}
+}
+
+/* A wait that ended with a batch of two or more. */
+static void adapt_batched(struct epoll_min_wait *mw, struct min_wait_adapt *a,
+			  const struct min_wait_sample *s)
+{
+	u16 probe_every = READ_ONCE(a->probe_every);
+	u16 target = READ_ONCE(a->target);
+	u16 probe = READ_ONCE(a->probe);
+
+	WRITE_ONCE(a->backoff, max_t(u16, READ_ONCE(a->backoff) / 2, TIRED_MIN));
+	if (!s->early) {
+		/* Ran out: end the next at what this one got, or wait longer. */
+		WRITE_ONCE(a->target, min_t(int, s->events, U16_MAX));
+		WRITE_ONCE(a->probe, 0);
+		if (!READ_ONCE(a->probing)) {
+			adapt_set_wait(mw, (u64)s->wait_us * 2);
+			return;
+		}
+		/* A failed probe: the load gives no more, probe less often. */
+		WRITE_ONCE(a->probe_every, min(probe_every * 2, PROBE_MAX));
+		WRITE_ONCE(a->probing, false);
+		return;
+	}
+	/* Shrink towards twice what the batch took, by half at most. */
+	adapt_set_wait(mw, max_t(u64, 2 * ktime_us_delta(s->end, s->wait_start),
+				 s->wait_us / 2));
+	if (!target)
+		return;
+	if (READ_ONCE(a->probing)) {
+		probe_every = max(probe_every / 2, PROBE_MIN);
+		WRITE_ONCE(a->probe_every, probe_every);
+		WRITE_ONCE(a->probing, false);
+	}
+	if (++probe < probe_every) {
+		WRITE_ONCE(a->probe, probe);
+		return;
+	}
+	WRITE_ONCE(a->probe, 0);
+	WRITE_ONCE(a->target, target + 1);
+	WRITE_ONCE(a->probing, true);
+}
+
+/* What a call that slept in the minimum wait saw. */
+void min_wait_adapt_end(struct epoll_min_wait *mw,
+			const struct min_wait_sample *s)
+{
+	struct min_wait_adapt *a = adapt_state(mw);
+
+	if (s->events <= 0)
+		return;
+	if (!s->wait_us || s->idle) {
+		adapt_gap(mw, a, ktime_us_delta(s->first, s->start));
+		return;
+	}
+	/* w > 0 from here: the wait had events to batch. */
+	if (s->events <= 1) {
+		adapt_fall(mw, a);
+		return;
+	}
+	adapt_batched(mw, a, s);
+	/* Timed from the first event, the call saw its gap too. */
+	if (s->wait_start == s->first)
+		adapt_gap(mw, a, ktime_us_delta(s->first, s->start));
+}

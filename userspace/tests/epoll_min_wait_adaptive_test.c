@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * EPOLL_MIN_WAIT_ADAPTIVE: the value, what fdinfo shows, the bound, and
+ * how the wait the module chooses follows synthetic loads: idle, paced
+ * light and heavy, a closed loop of clients, bursts, a load that stops
+ * batching. Convergence is checked by counts (events per call) and the
+ * wait fdinfo shows, not by wall time; the one time bound is the ceiling
+ * M, with the margin of the other min-wait tests.
+ *
+ * The loads are scaled to the guest (TCG): M is 100 ms, a heavy load is
+ * an event every 2 ms, a light one every 60 ms.
+ */
+#define _GNU_SOURCE
+#include <limits.h>
+#include <time.h>
+
+#include "kselftest_harness.h"
+#include "numab_test_util.h"
+#include "epoll_test_util.h"
+
+#define ADAPTIVE	EPOLL_MIN_WAIT_ADAPTIVE
+#define M_US		100000
+#define SLACK_MS	250
+#define NR_EFD		16
+
+static long fdinfo_current(int epfd)
+{
+	return numab_fdinfo_long(epfd, "min_wait_current_us:");
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = { us / 1000000, us % 1000000 * 1000 };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, 0, &ts, &ts) == EINTR)
+		;
+}
+
+/*
+ * A writer thread: @nr events (0: until stopped) @gap_us apart, @burst
+ * eventfds at a time.
+ */
+struct pacer {
+	pthread_t th;
+	const int *efd;
+	int nr;
+	int burst;
+	long gap_us;
+	volatile bool stop;
+};
+
+static void *pacer_fn(void *arg)
+{
+	struct pacer *p = arg;
+	int i, j, next = 0;
+
+	for (i = 0; (!p->nr || i < p->nr) && !p->stop; i++) {
+		sleep_us(p->gap_us);
+		for (j = 0; j < p->burst; j++, next = (next + 1) % NR_EFD)
+			efd_signal(p->efd[next]);
+	}
+	return NULL;
+}
+
+FIXTURE(adapt) {
+	int epfd;
+	int efd[NR_EFD];
+	struct pacer pacer;
+	bool pacing;
+};
+
+FIXTURE_SETUP(adapt)
+{
+	int i;
+
+	ASSERT_MODULE();
+	self->epfd = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, self->epfd);
+	for (i = 0; i < NR_EFD; i++) {
+		self->efd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		ASSERT_LE(0, self->efd[i]);
+		ASSERT_EQ(0, add_fd(self->epfd, self->efd[i], EPOLLIN));
+	}
+	self->pacing = false;
+}
+
+FIXTURE_TEARDOWN(adapt)
+{
+	int i;
+
+	if (self->pacing) {
+		self->pacer.stop = true;
+		pthread_join(self->pacer.th, NULL);
+	}
+	close(self->epfd);
+	for (i = 0; i < NR_EFD; i++)
+		close(self->efd[i]);
+}
+
+static int pace(FIXTURE_DATA(adapt) *self, int nr, int burst, long gap_us)
+{
+	if (self->pacing) {
+		self->pacer.stop = true;
+		pthread_join(self->pacer.th, NULL);
+	}
+	self->pacer = (struct pacer){
+		.efd = self->efd, .nr = nr, .burst = burst, .gap_us = gap_us,
+	};
+	self->pacing = !pthread_create(&self->pacer.th, NULL, pacer_fn,
+				       &self->pacer);
+	return self->pacing ? 0 : -1;
+}
+
+/* Stats of @calls blocking calls (timeout @ms), each drained after. */
+struct run {
+	int calls;		/* that returned events */
+	int events;
+	int max_current;	/* the largest wait fdinfo showed */
+	int64_t longest_ms;	/* the longest call */
+};
+
+static struct run run_calls(int epfd, int calls, int ms)
+{
+	struct epoll_event ev[64];
+	struct run r = { 0 };
+	int i, j, n;
+
+	for (i = 0; i < calls; i++) {
+		int64_t t0 = now_ns(), dt;
+		long cur;
+
+		n = epoll_wait(epfd, ev, 64, ms);
+		dt = (now_ns() - t0) / 1000000;
+		if (dt > r.longest_ms)
+			r.longest_ms = dt;
+		for (j = 0; j < n; j++)
+			efd_drain(ev[j].data.fd);
+		if (n > 0) {
+			r.calls++;
+			r.events += n;
+		}
+		cur = fdinfo_current(epfd);
+		if (cur > r.max_current)
+			r.max_current = cur;
+	}
+	return r;
+}
+
+/* The value: accepted with AFTER_FIRST, shown with the wait it chose. */
+TEST_F(adapt, value_and_fdinfo)
+{
+	EXPECT_EQ(-ENOENT, fdinfo_current(self->epfd));
+	ASSERT_EQ(0, set_min_wait(self->epfd, 300 | ADAPTIVE));
+	EXPECT_EQ(300, numab_fdinfo_min_wait(self->epfd));
+	EXPECT_EQ(2, numab_fdinfo_long(self->epfd, "min_wait_flags:"));
+	EXPECT_EQ(0, fdinfo_current(self->epfd));
+
+	ASSERT_EQ(300, set_min_wait(self->epfd, 400 | ADAPTIVE |
+				    EPOLL_MIN_WAIT_AFTER_FIRST));
+	EXPECT_EQ(3, numab_fdinfo_long(self->epfd, "min_wait_flags:"));
+	EXPECT_EQ(0, fdinfo_current(self->epfd));
+
+	/* A bad value changes nothing. */
+	EXPECT_EQ(-EINVAL, set_min_wait(self->epfd, 5 | ADAPTIVE | 1ULL << 34));
+	EXPECT_EQ(-EINVAL, set_min_wait(self->epfd, ADAPTIVE |
+					((uint64_t)INT_MAX + 1)));
+	EXPECT_EQ(400, numab_fdinfo_min_wait(self->epfd));
+	EXPECT_EQ(3, numab_fdinfo_long(self->epfd, "min_wait_flags:"));
+
+	/* A fixed wait shows no current wait. */
+	ASSERT_EQ(400, set_min_wait(self->epfd, 400));
+	EXPECT_EQ(-ENOENT, fdinfo_current(self->epfd));
+	ASSERT_EQ(400, set_min_wait(self->epfd, 0));
+	EXPECT_EQ(-ENOENT, numab_fdinfo_min_wait(self->epfd));
+}
+
+/* At w = 0 the instance is a plain one: ready events return at once. */
+TEST_F(adapt, starts_at_zero_returns_at_once)
+{
+	struct epoll_event ev[4];
+	int64_t t0;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, 2000000 | ADAPTIVE));
+	efd_signal(self->efd[0]);
+	t0 = now_ns();
+	EXPECT_EQ(1, epoll_wait(self->epfd, ev, 4, 5000));
+	EXPECT_GT(1000, (now_ns() - t0) / 1000000) TH_LOG("held at w = 0");
+	EXPECT_EQ(0, fdinfo_current(self->epfd));
+}
+
+/* Idle and a light load (a gap of 60 ms against M = 100 ms): no wait. */
+TEST_F(adapt, light_load_stays_at_zero)
+{
+	struct run r;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
+	r = run_calls(self->epfd, 5, 20);
+	EXPECT_EQ(0, r.calls);
+	ASSERT_EQ(0, pace(self, 24, 1, 60000));
+	r = run_calls(self->epfd, 24, 2000);
+	EXPECT_EQ(24, r.calls);
+	EXPECT_EQ(0, r.max_current) TH_LOG("waited at a light load");
+}
+
+/* Bursts that arrive together batch without waiting. */
+TEST_F(adapt, bursts_stay_at_zero)
+{
+	struct run r;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
+	ASSERT_EQ(0, pace(self, 12, 8, 150000));
+	r = run_calls(self->epfd, 24, 400);
+	EXPECT_EQ(8 * 12, r.events);
+	EXPECT_EQ(0, r.max_current) TH_LOG("waited for bursts");
+}
+
+/*
+ * A heavy load (an event every 2 ms): the wait climbs and batches, and no
+ * call is held past M. Then the load turns light: the first wait that
+ * does not batch drops it to 0.
+ */
+TEST_F(adapt, heavy_load_climbs_then_falls)
+{
+	struct run warm, r;
+	int i;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
+	ASSERT_EQ(0, pace(self, 0, 1, 2000));
+	warm = run_calls(self->epfd, 40, 2000);
+	r = run_calls(self->epfd, 40, 2000);
+	TH_LOG("warm-up %d events in %d calls; then %d in %d, wait up to %d us",
+	       warm.events, warm.calls, r.events, r.calls, r.max_current);
+	EXPECT_LT(0, r.max_current);
+	EXPECT_GE(M_US, r.max_current);
+	EXPECT_LE(2 * r.calls, r.events) TH_LOG("no batches");
+	EXPECT_GE(M_US / 1000 + SLACK_MS, r.longest_ms);
+
+	ASSERT_EQ(0, pace(self, 10, 1, 300000));
+	run_calls(self->epfd, 1, 2000);
+	/* Idle calls raise the average gap past M within a few. */
+	for (i = 0; i < 8 && fdinfo_current(self->epfd); i++)
+		run_calls(self->epfd, 1, 2000);
+	EXPECT_EQ(0, fdinfo_current(self->epfd)) TH_LOG("still waiting");
+}
+
+/* A new value starts again from no wait. */
+TEST_F(adapt, new_value_resets)
+{
+	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
+	ASSERT_EQ(0, pace(self, 0, 1, 2000));
+	run_calls(self->epfd, 60, 2000);
+	ASSERT_LT(0, fdinfo_current(self->epfd));
+	ASSERT_EQ(M_US, set_min_wait(self->epfd, 50 | ADAPTIVE));
+	EXPECT_EQ(0, fdinfo_current(self->epfd));
+	run_calls(self->epfd, 20, 2000);
+	EXPECT_GE(50, fdinfo_current(self->epfd)) TH_LOG("above the ceiling");
+}
+
+/* A closed loop of clients, each waiting for its reply. */
+#define NR_CLIENTS	4
+
+struct client {
+	pthread_t th;
+	int req;		/* eventfd the server watches */
+	int reply;		/* blocking eventfd the client reads */
+	int rounds;
+};
+
+static void *client_fn(void *arg)
+{
+	struct client *c = arg;
+	uint64_t v;
+	int i;
+
+	for (i = 0; i < c->rounds; i++) {
+		efd_signal(c->req);
+		if (read(c->reply, &v, sizeof(v)) != sizeof(v))
+			break;
+	}
+	return NULL;
+}
+
+/* Serve until every client is done; events per call, elapsed ms. */
+static double serve(int epfd, int rounds, int64_t *ms)
+{
+	struct epoll_event ev[64];
+	long served = 0, calls = 0;
+	int64_t t0 = now_ns();
+	int i, n;
+
+	while (served < (long)NR_CLIENTS * rounds) {
+		n = epoll_wait(epfd, ev, 64, 5000);
+		if (n <= 0)
+			break;
+		calls++;
+		for (i = 0; i < n; i++) {
+			struct client *c = ev[i].data.ptr;
+
+			efd_drain(c->req);
+			efd_signal(c->reply);
+			served++;
+		}
+	}
+	*ms = (now_ns() - t0) / 1000000;
+	return calls ? (double)served / calls : 0;
+}
+
+static double closed_loop(struct __test_metadata *_metadata, uint64_t value,
+			  int rounds, int64_t *ms, long *current)
+{
+	struct client cl[NR_CLIENTS];
+	int epfd = epoll_create1(EPOLL_CLOEXEC);
+	double per_call;
+	int i;
+
+	EXPECT_LE(0, epfd);
+	EXPECT_EQ(0, set_min_wait(epfd, value));
+	for (i = 0; i < NR_CLIENTS; i++) {
+		struct epoll_event e = { .events = EPOLLIN, .data.ptr = &cl[i] };
+
+		cl[i].req = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		cl[i].reply = eventfd(0, EFD_CLOEXEC);
+		cl[i].rounds = rounds;
+		EXPECT_EQ(0, epoll_ctl(epfd, EPOLL_CTL_ADD, cl[i].req, &e));
+	}
+	for (i = 0; i < NR_CLIENTS; i++)
+		EXPECT_EQ(0, pthread_create(&cl[i].th, NULL, client_fn, &cl[i]));
+	per_call = serve(epfd, rounds, ms);
+	*current = fdinfo_current(epfd);
+	for (i = 0; i < NR_CLIENTS; i++) {
+		pthread_join(cl[i].th, NULL);
+		close(cl[i].req);
+		close(cl[i].reply);
+	}
+	close(epfd);
+	return per_call;
+}
+
+/*
+ * The fixed M holds every round for M (a closed loop has nothing more to
+ * send); the adaptive wait learns to end at the clients' number, and
+ * batches more than plain epoll_wait().
+ */
+TEST(closed_loop_learns_the_batch)
+{
+	int64_t plain_ms, fixed_ms, adapt_ms;
+	double plain, fixed, adapt;
+	long cur;
+
+	ASSERT_MODULE();
+	plain = closed_loop(_metadata, 0, 400, &plain_ms, &cur);
+	fixed = closed_loop(_metadata, 20000, 20, &fixed_ms, &cur);
+	adapt = closed_loop(_metadata, 20000 | ADAPTIVE, 400, &adapt_ms, &cur);
+	TH_LOG("plain: %.2f events/call, %lld ms for 400 rounds; fixed 20 ms: %.2f, %lld ms for 20 rounds; adaptive: %.2f, %lld ms for 400 rounds, wait %ld us",
+	       plain, (long long)plain_ms, fixed, (long long)fixed_ms, adapt,
+	       (long long)adapt_ms, cur);
+	/* 20 times the rounds in less than twice the time. */
+	EXPECT_GT(2 * fixed_ms, adapt_ms);
+	/* It batches, and costs the loop at most 3x plain's time. */
+	EXPECT_LE(1.3 * plain, adapt);
+	EXPECT_GT(3 * plain_ms, adapt_ms);
+}
+
+/* EPOLL_CTL_MIN_EVENTS still ends an adaptive wait early. */
+TEST_F(adapt, min_events_ends_it)
+{
+	struct run r;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
+	ASSERT_EQ(0, set_min_events(self->epfd, 2));
+	ASSERT_EQ(0, pace(self, 0, 1, 2000));
+	run_calls(self->epfd, 40, 2000);
+	r = run_calls(self->epfd, 40, 2000);
+	EXPECT_LT(0, r.max_current) TH_LOG("never waited");
+	EXPECT_GE(r.calls * 3, r.events) TH_LOG("K = 2 did not end the wait");
+}
+
+TEST_HARNESS_MAIN
