@@ -56,8 +56,6 @@ static int min_wait_set(struct epoll_min_wait *mw, int op, u64 value)
 		mw->flags = upper_32_bits(value);
 		if (mw->flags & EPOLL_MIN_WAIT_ADAPT)
 			min_wait_adapt_reset(mw);
-		else
-			mw->cur_usecs = mw->usecs;
 		break;
 	case EPOLL_CTL_MIN_EVENTS:
 		if (value > INT_MAX)
@@ -90,7 +88,7 @@ struct min_wait_call {
 	ktime_t armed;		/* the timer's expiry, as last armed */
 	u64 min_slack;
 	u32 wait_us;		/* adaptive: the wait it takes */
-	int target;		/* adaptive: the batch that ends it, if >= 2 */
+	u16 gen;		/* adaptive: the value it was made for */
 	bool hard;		/* the timer only wakes the waiter */
 	bool kick;		/* the timer woke the waiter */
 	bool over;		/* the minimum wait has ended */
@@ -121,8 +119,8 @@ static enum hrtimer_restart min_wait_expire(struct hrtimer *timer)
 	if (c->hard) {
 		WRITE_ONCE(c->kick, true);
 		wake_up_process(w->task);
-	} else {
-		epoll_mw_end_hold(w);
+	} else if (!epoll_mw_end_hold(w)) {
+		WRITE_ONCE(c->idle, true);
 	}
 	if (w->timeout == KTIME_MAX)
 		return HRTIMER_NORESTART;
@@ -192,9 +190,11 @@ static int min_wait_loop(struct min_wait_call *c)
 		if (!usecs || batch < 2)
 			return 0;
 		if (flags & EPOLL_MIN_WAIT_ADAPT) {
+			u32 target = READ_ONCE(w->mw->cur_events);
+
 			usecs = min(usecs, c->wait_us);
-			if (c->target >= 2)
-				batch = min(batch, c->target);
+			if (target >= 2)
+				batch = min_t(u32, batch, target);
 		}
 		if (w->ready && !c->seen)
 			c->seen = now;
@@ -222,6 +222,7 @@ static int min_wait_loop(struct min_wait_call *c)
 		/* After the first event: the minimum wait starts with it. */
 		if (w->ready && !c->first && c->min_end == KTIME_MAX) {
 			c->first = now;
+			c->seen = c->seen ?: now;
 			continue;
 		}
 		if (w->ready >= need) {
@@ -232,7 +233,7 @@ static int min_wait_loop(struct min_wait_call *c)
 			return 0;
 
 		if (over && !w->ready)
-			c->idle = true;
+			WRITE_ONCE(c->idle, true);
 		min_wait_arm(c, over);
 		if (epoll_mw_prepare_sleep(w, need,
 					   !over && c->min_end != KTIME_MAX))
@@ -252,8 +253,10 @@ static void min_wait_report(struct min_wait_call *c, int res)
 		.end = ktime_get(),
 		.wait_us = c->wait_us,
 		.events = res,
+		.gen = c->gen,
+		.after_first = c->first,
 		.early = !c->over,
-		.idle = c->idle,
+		.idle = READ_ONCE(c->idle),
 	};
 
 	if (!s.first)
@@ -271,7 +274,7 @@ static int min_wait_wait(struct epoll_min_waiter *w)
 	};
 	int res;
 
-	c.wait_us = min_wait_adapt_begin(w->mw, &c.target);
+	c.wait_us = min_wait_adapt_begin(w->mw, &c.gen);
 	hrtimer_init_on_stack(&c.timer, CLOCK_MONOTONIC,
 			      c.hard ? HRTIMER_MODE_ABS_HARD : HRTIMER_MODE_ABS);
 	c.timer.function = min_wait_expire;

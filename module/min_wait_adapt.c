@@ -14,8 +14,9 @@
  *   to 0 at once, and stays there for `tired` sleeping calls, a count
  *   that doubles with each fall (up to TIRED_MAX) and halves with each
  *   wait that batched, so that a load at the edge does not oscillate.
- * - A wait that batched adapts its length and its own batch target, as
- *   EPOLL_CTL_MIN_EVENTS would: a wait that ran to its end with n events
+ * - A wait that batched adapts its length and the batch that ends it
+ *   (cur_events, as EPOLL_CTL_MIN_EVENTS would): a wait that ran to its
+ *   end with n events
  *   doubles w (up to M) and ends the next ones at n; one that reached its
  *   target at time t moves w to 2t (halving it at most) and, every
  *   probe_every such calls,
@@ -24,7 +25,8 @@
  *
  * Calls that return at once are not seen, and no event is: the cost is a
  * few additions per call that slept. Several waiters of one instance
- * update the state without a lock: a lost update only delays a step.
+ * update the state without a lock: a lost update only delays a step, and
+ * a call that started before the value last changed reports nothing.
  */
 #include <linux/fs.h>
 #include <linux/uaccess.h>
@@ -43,12 +45,12 @@
 /* Lives in struct epoll_min_wait's @priv. */
 struct min_wait_adapt {
 	u32 gap8;		/* average gap to the first event, us << 3 */
-	u16 target;		/* the batch that ends a wait; 0 for the caller's */
-	u16 probe;		/* waits that reached target since it last grew */
+	u16 gen;		/* counts the values set */
+	u16 probe;		/* waits that reached the target since it grew */
 	u16 probe_every;
 	u16 tired;		/* sleeping calls before w may climb again */
 	u16 backoff;		/* tired after the next fall */
-	bool probing;		/* target was raised by a probe */
+	bool probing;		/* the target was raised by a probe */
 };
 
 static struct min_wait_adapt *adapt_state(struct epoll_min_wait *mw)
@@ -61,21 +63,22 @@ static struct min_wait_adapt *adapt_state(struct epoll_min_wait *mw)
 void min_wait_adapt_reset(struct epoll_min_wait *mw)
 {
 	struct min_wait_adapt *a = adapt_state(mw);
+	u16 gen = a->gen + 1;
 
 	memset(a, 0, sizeof(*a));
+	a->gen = gen;
 	/* No evidence yet: as if the gaps were M long. */
 	a->gap8 = min_t(u64, (u64)mw->usecs << 3, U32_MAX);
 	a->backoff = TIRED_MIN;
 	a->probe_every = PROBE_MIN;
 	mw->cur_usecs = 0;
+	mw->cur_events = 0;
 }
 
-/* The wait and the batch target of a call that is about to sleep. */
-u32 min_wait_adapt_begin(struct epoll_min_wait *mw, int *target)
+/* The wait of a call that is about to sleep, and the value it is for. */
+u32 min_wait_adapt_begin(struct epoll_min_wait *mw, u16 *gen)
 {
-	struct min_wait_adapt *a = adapt_state(mw);
-
-	*target = READ_ONCE(a->target);
+	*gen = READ_ONCE(adapt_state(mw)->gen);
 	return min(READ_ONCE(mw->cur_usecs), READ_ONCE(mw->usecs));
 }
 
@@ -89,12 +92,12 @@ static void adapt_fall(struct epoll_min_wait *mw, struct min_wait_adapt *a)
 	u16 backoff = READ_ONCE(a->backoff);
 
 	WRITE_ONCE(mw->cur_usecs, 0);
-	WRITE_ONCE(a->target, 0);
+	WRITE_ONCE(mw->cur_events, 0);
 	WRITE_ONCE(a->tired, backoff);
 	WRITE_ONCE(a->backoff, min(backoff * 2, TIRED_MAX));
 }
 
-/* The gap from a call's entry to its first event, at w = 0 or idle. */
+/* The gap from a call's entry to its first event. */
 static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 		      u64 gap_us)
 {
@@ -107,8 +110,11 @@ static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 	WRITE_ONCE(a->gap8, gap8);
 
 	if (READ_ONCE(mw->cur_usecs)) {
-		if (gap8 >> 3 > m)
+		/* The instance idles longer than it may wait. */
+		if (gap8 >> 3 > m) {
 			WRITE_ONCE(mw->cur_usecs, 0);
+			WRITE_ONCE(mw->cur_events, 0);
+		}
 		return;
 	}
 	if (tired) {
@@ -116,7 +122,7 @@ static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 		return;
 	}
 	if ((u64)CLIMB_EVENTS * (gap8 >> 3) <= m) {
-		WRITE_ONCE(a->target, 0);
+		WRITE_ONCE(mw->cur_events, 0);
 		WRITE_ONCE(a->probe, 0);
 		WRITE_ONCE(a->probe_every, PROBE_MIN);
 		WRITE_ONCE(a->probing, false);
@@ -129,13 +135,13 @@ static void adapt_batched(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 			  const struct min_wait_sample *s)
 {
 	u16 probe_every = READ_ONCE(a->probe_every);
-	u16 target = READ_ONCE(a->target);
+	u32 target = READ_ONCE(mw->cur_events);
 	u16 probe = READ_ONCE(a->probe);
 
 	WRITE_ONCE(a->backoff, max_t(u16, READ_ONCE(a->backoff) / 2, TIRED_MIN));
 	if (!s->early) {
 		/* Ran out: end the next at what this one got, or wait longer. */
-		WRITE_ONCE(a->target, min_t(int, s->events, U16_MAX));
+		WRITE_ONCE(mw->cur_events, s->events);
 		WRITE_ONCE(a->probe, 0);
 		if (!READ_ONCE(a->probing)) {
 			adapt_set_wait(mw, (u64)s->wait_us * 2);
@@ -161,8 +167,10 @@ static void adapt_batched(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 		return;
 	}
 	WRITE_ONCE(a->probe, 0);
-	WRITE_ONCE(a->target, target + 1);
-	WRITE_ONCE(a->probing, true);
+	if (target < INT_MAX) {
+		WRITE_ONCE(mw->cur_events, target + 1);
+		WRITE_ONCE(a->probing, true);
+	}
 }
 
 /* What a call that slept in the minimum wait saw. */
@@ -171,7 +179,8 @@ void min_wait_adapt_end(struct epoll_min_wait *mw,
 {
 	struct min_wait_adapt *a = adapt_state(mw);
 
-	if (s->events <= 0)
+	/* Nothing delivered, or a call made for a value since replaced. */
+	if (s->events <= 0 || s->gen != READ_ONCE(a->gen))
 		return;
 	if (!s->wait_us || s->idle) {
 		adapt_gap(mw, a, ktime_us_delta(s->first, s->start));
@@ -184,6 +193,6 @@ void min_wait_adapt_end(struct epoll_min_wait *mw,
 	}
 	adapt_batched(mw, a, s);
 	/* Timed from the first event, the call saw its gap too. */
-	if (s->wait_start == s->first)
+	if (s->after_first)
 		adapt_gap(mw, a, ktime_us_delta(s->first, s->start));
 }

@@ -22,12 +22,14 @@ struct min_wait_sample {
 	ktime_t end;
 	u32 wait_us;		/* the wait it took */
 	int events;		/* delivered, or 0 or an errno */
+	u16 gen;		/* the value it was made for */
+	bool after_first;	/* the wait was timed from the first event */
 	bool early;		/* its batch was complete before the wait ended */
 	bool idle;		/* the wait ended with nothing ready */
 };
 
 void min_wait_adapt_reset(struct epoll_min_wait *mw);
-u32 min_wait_adapt_begin(struct epoll_min_wait *mw, int *target);
+u32 min_wait_adapt_begin(struct epoll_min_wait *mw, u16 *gen);
 void min_wait_adapt_end(struct epoll_min_wait *mw,
 			const struct min_wait_sample *s);
 

@@ -3,7 +3,7 @@
  * libminwait.so: give every epoll instance a program creates a min-wait,
  * without changing the program.
  *
- *   MINWAIT_US=200 [MINWAIT_FLAGS=after-first] [MINWAIT_EVENTS=K] \
+ *   MINWAIT_US=200 [MINWAIT_FLAGS=after-first,adaptive] [MINWAIT_EVENTS=K] \
  *	LD_PRELOAD=/path/to/libminwait.so PROG [ARGS...]
  *
  * Wraps epoll_create() and epoll_create1(): after a successful create,
@@ -11,7 +11,8 @@
  * set, then epoll_ctl(fd, EPOLL_CTL_MIN_WAIT, -1, {.data.u64 = MINWAIT_US |
  * flags}). MINWAIT_US unset or 0: nothing is done. A value that is not
  * valid (MINWAIT_US and MINWAIT_EVENTS: a decimal integer in 0..INT_MAX;
- * MINWAIT_FLAGS: "after-first"), or a kernel that refuses an operation
+ * MINWAIT_FLAGS: a comma list of "after-first" and "adaptive"), or a
+ * kernel that refuses an operation
  * (module not loaded, or one without these ops), gets one warning on
  * stderr per process and the program runs unchanged: no partial setting
  * is left on the instance. The create call itself always behaves as

@@ -264,6 +264,65 @@ TEST_F(adapt, new_value_resets)
 	EXPECT_GE(50, fdinfo_current(self->epfd)) TH_LOG("above the ceiling");
 }
 
+/*
+ * After climbing, bursts of two 150 ms apart: each call's wait (timed
+ * from its start) ends idle, before the burst. That is not a batch: the
+ * gap it measures drops w to 0.
+ */
+TEST_F(adapt, idle_waits_drop_it)
+{
+	int i;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
+	ASSERT_EQ(0, pace(self, 0, 1, 2000));
+	run_calls(self->epfd, 60, 2000);
+	ASSERT_LT(0, fdinfo_current(self->epfd));
+	ASSERT_EQ(0, pace(self, 0, 2, 150000));
+	for (i = 0; i < 10 && fdinfo_current(self->epfd); i++)
+		run_calls(self->epfd, 1, 2000);
+	EXPECT_EQ(0, fdinfo_current(self->epfd))
+		TH_LOG("still waiting %ld us after %d idle waits",
+		       fdinfo_current(self->epfd), i);
+}
+
+/* A call in progress when the value changes reports nothing to the new. */
+struct looper {
+	pthread_t th;
+	int epfd;
+	volatile bool stop;
+};
+
+static void *looper_fn(void *arg)
+{
+	struct looper *l = arg;
+
+	while (!l->stop)
+		run_calls(l->epfd, 1, 300);
+	return NULL;
+}
+
+TEST_F(adapt, new_value_forgets_calls_in_progress)
+{
+	struct looper l = { .epfd = self->epfd };
+	int i;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
+	ASSERT_EQ(0, pace(self, 0, 1, 2000));
+	ASSERT_EQ(0, pthread_create(&l.th, NULL, looper_fn, &l));
+	for (i = 0; i < 100 && fdinfo_current(self->epfd) < 8000; i++)
+		usleep(20000);
+	ASSERT_LE(8000, fdinfo_current(self->epfd));
+	/* Stop the load, then replace the value under a call in its wait. */
+	self->pacer.stop = true;
+	pthread_join(self->pacer.th, NULL);
+	self->pacing = false;
+	ASSERT_EQ(M_US, set_min_wait(self->epfd, (M_US - 1) | ADAPTIVE));
+	usleep(3 * M_US);
+	l.stop = true;
+	pthread_join(l.th, NULL);
+	EXPECT_EQ(0, fdinfo_current(self->epfd));
+}
+
 /* A closed loop of clients, each waiting for its reply. */
 #define NR_CLIENTS	4
 
