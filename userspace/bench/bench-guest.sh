@@ -43,6 +43,7 @@ readonly SHIMS=(
 	"minwait200 MINWAIT_US=200"
 	"minwait200-first MINWAIT_US=200 MINWAIT_FLAGS=after-first"
 	"minwait200-k8 MINWAIT_US=200 MINWAIT_EVENTS=8"
+	"minwait200-adaptive MINWAIT_US=200 MINWAIT_FLAGS=adaptive"
 )
 
 suite=${1:-}
