@@ -15,13 +15,12 @@
  *   that doubles with each fall (up to TIRED_MAX) and halves with each
  *   wait that batched, so that a load at the edge does not oscillate.
  * - A wait that batched adapts its length and the batch that ends it
- *   (cur_events, as EPOLL_CTL_MIN_EVENTS would): a wait that ran to its
- *   end with n events
- *   doubles w (up to M) and ends the next ones at n; one that reached its
- *   target at time t moves w to 2t (halving it at most) and, every
- *   probe_every such calls,
- *   tries a target one higher. A closed loop of N clients so learns to
- *   end at N rather than wait out M.
+ *   (cur_events, as EPOLL_CTL_MIN_EVENTS would). One shorter than M that
+ *   ran to its end with n events doubles w and ends the next ones at n;
+ *   one that ran out at M ends the next by time alone. One that reached
+ *   its target at time t moves w to 2t (halving it at most) and, every
+ *   probe_every such calls, tries a target one higher. A closed loop of
+ *   N clients so learns to end at N rather than wait out M.
  *
  * Calls that return at once are not seen, and no event is: the cost is a
  * few additions per call that slept. Several waiters of one instance
@@ -139,6 +138,13 @@ static void adapt_batched(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 	u16 probe = READ_ONCE(a->probe);
 
 	WRITE_ONCE(a->backoff, max_t(u16, READ_ONCE(a->backoff) / 2, TIRED_MIN));
+	if (!s->early && s->wait_us >= READ_ONCE(mw->usecs)) {
+		/* Ran out at the ceiling: the batch is what M gives. */
+		WRITE_ONCE(mw->cur_events, 0);
+		WRITE_ONCE(a->probe, 0);
+		WRITE_ONCE(a->probing, false);
+		return;
+	}
 	if (!s->early) {
 		/* Ran out: end the next at what this one got, or wait longer. */
 		WRITE_ONCE(mw->cur_events, s->events);
