@@ -145,6 +145,8 @@ def mode_label(mode, wait_us, min_events="0"):
         label = f"sleep hack: nanosleep {wait_us} us, then epoll_wait()"
     elif mode == "minwait":
         label = f"EPOLL_CTL_MIN_WAIT {wait_us} us"
+    elif mode == "minwait-adaptive":
+        label = f"EPOLL_CTL_MIN_WAIT {wait_us} us + ADAPTIVE"
     else:
         label = f"EPOLL_CTL_MIN_WAIT {wait_us} us + AFTER_FIRST"
     if min_events not in (None, "0"):
@@ -161,7 +163,7 @@ class Report:
         self.md = []
 
     def w(self, *lines):
-        self.md.extend(lines)
+        self.md.extend(line for line in lines if line is not None)
 
     def dat_file(self, name, lines):
         with open(os.path.join(self.dat, name), "w") as f:
@@ -387,6 +389,9 @@ class Report:
 
     def rr_row(self, rs, rate, label, arrivals="paced"):
         c = [f"{rate} {arrivals}"]
+        if not rs and label.endswith("ADAPTIVE"):
+            # Runs older than the adaptive wait have no such rows.
+            return None
         if not rs:
             return "| " + " | ".join(c + [label] + ["not run"] * 8) + " |"
         if refused(rs):
@@ -465,6 +470,32 @@ class Report:
                "a system call costs several times more, and so does the one "
                "the minimum wait saves.", "")
 
+    def rr_adaptive(self):
+        """The adaptive wait against its goals: plain's cost where nothing
+        batches, the fixed M's where waiting pays."""
+        lines = []
+        for rate, arrivals in ((2000, "paced"), (5000, "paced"),
+                               (20000, "paced"), (40000, "paced"),
+                               (2000, "poisson"), (4000, "poisson")):
+            ad = self.rr_sel(rate, "minwait-adaptive", 200,
+                             arrivals=arrivals)
+            p = self.rr_sel(rate, "plain", 0, arrivals=arrivals)
+            mw = self.rr_sel(rate, "minwait", 200, arrivals=arrivals)
+            if not (ad and p) or refused(ad):
+                continue
+            line = (f"- {rate} req/s {arrivals}: adaptive (M = 200 us) "
+                    f"CPU/req vs plain "
+                    f"{pct(med(ad, 'cpu_us_per_req') / med(p, 'cpu_us_per_req'))}")
+            if mw and not refused(mw):
+                line += (", vs the fixed M "
+                         f"{pct(med(ad, 'cpu_us_per_req') / med(mw, 'cpu_us_per_req'))}")
+            line += (f"; p99 {fmt(med(ad, 'lat_p99_us'))} us (plain "
+                     f"{fmt(med(p, 'lat_p99_us'))}); events/call "
+                     f"{fmt(med(ad, 'events_per_call'), 2)}.")
+            lines.append(line)
+        if lines:
+            self.w(*lines, "")
+
     def rr(self):
         rr = self.db.select(suite="rr")
         self.w("## 2. The minimum wait", "")
@@ -496,10 +527,12 @@ class Report:
                "meets the 4 ms tick, which differs from run to run).", "")
         self.w(*self.RR_HEAD)
         for rate in (5000, 20000, 40000):
-            for mode, us in (("plain", 0), ("sleep", 200), ("minwait", 200)):
+            for mode, us in (("plain", 0), ("sleep", 200), ("minwait", 200),
+                             ("minwait-adaptive", 200)):
                 self.w(self.rr_row(self.rr_sel(rate, mode, us), rate,
                                    mode_label(mode, us)))
         self.w("")
+        self.rr_adaptive()
         plot = []
         for rate in (2000, 4000, 5000, 20000, 40000):
             line = [str(rate)]
@@ -539,7 +572,8 @@ class Report:
         self.w(*self.RR_HEAD)
         for arrivals in ("paced", "poisson"):
             for mode, us in (("plain", 0), ("sleep", 200), ("minwait", 200),
-                             ("minwait-first", 200)):
+                             ("minwait-first", 200),
+                             ("minwait-adaptive", 200)):
                 self.w(self.rr_row(self.rr_sel(2000, mode, us, "0",
                                                arrivals), 2000,
                                    mode_label(mode, us), arrivals))
@@ -633,7 +667,9 @@ class Report:
                    ("minwait200-first", "libminwait.so, MINWAIT_US=200 "
                     "MINWAIT_FLAGS=after-first"),
                    ("minwait200-k8", "libminwait.so, MINWAIT_US=200 "
-                    "MINWAIT_EVENTS=8"))
+                    "MINWAIT_EVENTS=8"),
+                   ("minwait200-adaptive", "libminwait.so, MINWAIT_US=200 "
+                    "MINWAIT_FLAGS=adaptive"))
 
     def servers(self):
         self.w("## 3. Servers nobody here wrote", "")
