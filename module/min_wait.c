@@ -168,6 +168,27 @@ static void min_wait_sleep(struct min_wait_call *c)
 }
 
 /*
+ * An adaptive wait of 0: sleep to the first event, as a plain call, and
+ * leave its delivery to epoll's own path; all the policy needs is when
+ * it came. Returns 0 (go on as a plain call) and leaves @c->seen set
+ * when an event, or a change of the values, ended the sleep.
+ */
+static int min_wait_first_event(struct min_wait_call *c)
+{
+	struct epoll_min_waiter *w = c->w;
+
+	while (!READ_ONCE(w->timed_out) && !signal_pending(current)) {
+		min_wait_arm(c, true);
+		if (!epoll_mw_prepare_sleep(w, 1, false)) {
+			c->seen = ktime_get();
+			break;
+		}
+		min_wait_sleep(c);
+	}
+	return 0;
+}
+
+/*
  * The values are read again after every wakeup: lowering or clearing
  * them applies at once to the calls in progress.
  */
@@ -272,17 +293,23 @@ static int min_wait_wait(struct epoll_min_waiter *w)
 		.armed = KTIME_MAX,
 		.hard = IS_ENABLED(CONFIG_PREEMPT_RT) && rt_prio(current->prio),
 	};
+	bool adaptive;
 	int res;
 
 	c.wait_us = min_wait_adapt_begin(w->mw, &c.gen);
 	hrtimer_init_on_stack(&c.timer, CLOCK_MONOTONIC,
 			      c.hard ? HRTIMER_MODE_ABS_HARD : HRTIMER_MODE_ABS);
 	c.timer.function = min_wait_expire;
-	res = min_wait_loop(&c);
+	adaptive = READ_ONCE(w->mw->flags) & EPOLL_MIN_WAIT_ADAPT;
+	if (adaptive && !c.wait_us)
+		res = min_wait_first_event(&c);
+	else
+		res = min_wait_loop(&c);
 	hrtimer_cancel(&c.timer);
 	destroy_hrtimer_on_stack(&c.timer);
-	if (READ_ONCE(w->mw->flags) & EPOLL_MIN_WAIT_ADAPT)
-		min_wait_report(&c, res);
+	/* At w = 0 epoll delivers: an event came if the sleep saw one. */
+	if (adaptive && (res || c.seen))
+		min_wait_report(&c, res ?: 1);
 	return res;
 }
 
