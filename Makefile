@@ -46,10 +46,13 @@ LIBDIR := $(DESTDIR)$(PREFIX)/lib
 INCLUDEDIR := $(DESTDIR)$(PREFIX)/include
 MANDIR := $(DESTDIR)$(PREFIX)/share/man
 MAN_PAGES := $(wildcard docs/man/*.[0-9]*)
+EXAMPLESDIR := $(DESTDIR)$(PREFIX)/share/doc/numab-tools/examples
+EXAMPLES := docs/examples/numab-disabled.service docs/examples/numab-oci-runtime
+VERSION := $(shell scripts/version.sh)
 
 .PHONY: help all deps kernel kernel-debug kernel-stock userspace tools check \
-	check-all check-debug demo dkms lint lint-quick lint-bisect install \
-	uninstall clean distclean
+	check-all check-debug demo dkms deb lint lint-quick lint-bisect \
+	install uninstall clean distclean
 
 # A bare make explains rather than start a kernel build.
 help:
@@ -61,6 +64,7 @@ help:
 	@echo 'make lint        checkpatch, shellcheck, pyflakes, mandoc; lint-quick: no builds'
 	@echo 'make install     numab-run, libminwait.so, the header, the man pages'
 	@echo 'make dkms        DKMS builds the module for both guest kernels'
+	@echo 'make deb         the -dkms and the tools Debian packages, in build/deb'
 	@echo 'make all         the guest image (kernel, module, programs, initramfs)'
 	@echo 'make clean       remove build/; distclean: the cached kernel trees too'
 	@echo 'KSERIES=6.12 picks the other kernel; README.md says more.'
@@ -95,7 +99,8 @@ module$(2): $(1)
 	@rsync -a --delete --exclude='*.mod.c' --include='*.[ch]' \
 		--include=Kbuild --include=Makefile --exclude='*' \
 		module/ $(BUILD)/module$(2)/
-	@$(MAKE) -s -C $(BUILD)/module$(2) KERNEL_DIR=$(BUILD)/$(1)/obj
+	@$(MAKE) -s -C $(BUILD)/module$(2) KERNEL_DIR=$(BUILD)/$(1)/obj \
+		NUMAB_VERSION=$(VERSION)
 
 stage$(2): module$(2)
 	@rm -rf $(BUILD)/stage$(2)
@@ -173,16 +178,19 @@ lint-bisect: deps
 	@$(BUILD_KERNEL) --bisect --patch $(PATCH) \
 		$(addprefix --fragment ,$(FRAGMENTS))
 
+# The man pages carry the version in their footer.
 install: tools
 	install -D -m 0755 $(USERSPACE)/bin/numab-run $(BINDIR)/numab-run
-	install -D -m 0755 $(USERSPACE)/bin/libminwait.so $(LIBDIR)/libminwait.so
+	install -D -m 0644 $(USERSPACE)/bin/libminwait.so $(LIBDIR)/libminwait.so
 	install -D -m 0644 userspace/include/numab_uapi.h \
 		$(INCLUDEDIR)/numab_uapi.h
 	for page in $(MAN_PAGES); do \
 		section=$${page##*.}; \
-		install -D -m 0644 $$page \
-			$(MANDIR)/man$${section:0:1}/$${page##*/}; \
+		install -d $(MANDIR)/man$${section:0:1}; \
+		sed 's/@VERSION@/$(VERSION)/' $$page \
+			> $(MANDIR)/man$${section:0:1}/$${page##*/}; \
 	done
+	install -D -m 0644 -t $(EXAMPLESDIR) $(EXAMPLES)
 
 uninstall:
 	rm -f $(BINDIR)/numab-run $(LIBDIR)/libminwait.so \
@@ -191,6 +199,11 @@ uninstall:
 		section=$${page##*.}; \
 		rm -f $(MANDIR)/man$${section:0:1}/$${page##*/}; \
 	done
+	rm -f $(addprefix $(EXAMPLESDIR)/,$(notdir $(EXAMPLES)))
+
+# The two Debian packages, into build/deb/ (never installed here).
+deb:
+	@scripts/deb.sh
 
 clean:
 	rm -rf $(CURDIR)/build

@@ -47,3 +47,4 @@ module_exit(numab_minwait_exit);
 
 MODULE_DESCRIPTION("Per-process NUMA balancing and epoll minimum wait");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(NUMAB_VERSION);

@@ -5,27 +5,32 @@
 # the Debian kernel source of each series named (default: $KSERIES, 6.1).
 # Asks apt only when a package is missing, so a second run takes a second.
 #
-#   scripts/deps.sh [--list] [--lint] [SERIES...]
+#   scripts/deps.sh [--list] [--lint | --deb] [SERIES...]
 #
 #   --lint   what make lint-quick needs: every series' source (for its
 #            checkpatch.pl) and the linters, instead of the build packages
+#   --deb    what make deb needs: Debian's packaging tools and lintian
 #   --list   print the packages, one a line, and install nothing
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-list=0 lint=0
+list=0 lint=0 deb=0
 series=()
 while (($#)); do
 	case "$1" in
 	--list) list=1 ;;
 	--lint) lint=1 ;;
+	--deb) deb=1 ;;
 	-*) echo "deps: unknown option '$1'" >&2; exit 2 ;;
 	*) series+=("$1") ;;
 	esac
 	shift
 done
 
-if ((lint)); then
+if ((deb)); then
+	series=()
+	packages=(gcc make libc6-dev git dpkg-dev debhelper dh-dkms lintian)
+elif ((lint)); then
 	mapfile -t series < <(awk '!/^#/ && NF { print $1 }' "$here/../kernel/series")
 	packages=(git perl python3 python3-pyflakes shellcheck mandoc)
 else

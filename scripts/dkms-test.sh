@@ -4,10 +4,12 @@
 # make dkms: proves that dkms.conf works, without installing anything for
 # the machine's own kernel.  DKMS's trees (--dkmstree, --sourcetree,
 # --installtree) all live in build/dkms/.  For each patched kernel given:
-# dkms add/build/install of numab_minwait for that kernel, an initramfs
-# made from the DKMS install tree, and a guest boot of that kernel whose
-# initramfs loads its own DKMS-built module (rd.driver.pre=; vermagic
-# checked) before the tests run.
+# dkms add/build/install, for that kernel, of the numab-minwait-dkms
+# package's payload (scripts/deb.sh builds it, dpkg-deb -x extracts it),
+# an initramfs made from the DKMS install tree, and a guest boot of that
+# kernel whose initramfs loads its own DKMS-built module (rd.driver.pre=;
+# vermagic and version checked) and runs the numab-tools payload's
+# numab-run and libminwait.so before the tests run.
 # Then a kernel without the hooks must be refused by DKMS with the message
 # of scripts/dkms-check-hooks.sh and without compiling anything.
 set -euo pipefail
@@ -67,8 +69,7 @@ die() {
 command -v dkms >/dev/null || die "dkms missing (apt-get install dkms)"
 [[ -d $userspace/bin ]] || die "$userspace/bin missing (make userspace)"
 
-name=$(sed -n 's/^PACKAGE_NAME="\(.*\)"$/\1/p' dkms.conf)
-version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' dkms.conf)
+module=$(sed -n 's/^BUILT_MODULE_NAME\[0\]="\(.*\)"$/\1/p' dkms.conf)
 dkmsdir=$top/build/dkms
 root=$dkmsdir/root
 trees=(--sourcetree "$dkmsdir/source" --dkmstree "$dkmsdir/tree"
@@ -97,13 +98,21 @@ unpatched_obj=$(kernel_obj "$unpatched")
 marker=$(mktemp)
 trap 'rm -f "$marker"' EXIT
 
-# The DKMS source: what a package would put in /usr/src/NAME-VERSION.
+# The DKMS source: the numab-minwait-dkms package's payload, which its
+# installation puts in /usr/src/NAME-VERSION.
 rm -rf "$dkmsdir"
-src=$dkmsdir/source/$name-$version
-mkdir -p "$src/scripts" "$dkmsdir/tree" "$dkmsdir/refusal-tree" "$root"
-cp dkms.conf "$src/"
-cp scripts/dkms-check-hooks.sh "$src/scripts/"
-git ls-files -z module | xargs -0 cp --parents -t "$src"
+mkdir -p "$dkmsdir/source" "$dkmsdir/tree" "$dkmsdir/refusal-tree" "$root"
+scripts/deb.sh --no-lintian --out "$dkmsdir/deb" >/dev/null
+dpkg-deb -x "$dkmsdir"/deb/numab-minwait-dkms_*_all.deb "$dkmsdir/payload"
+conf=$(echo "$dkmsdir"/payload/usr/src/*/dkms.conf)
+name=$(sed -n 's/^PACKAGE_NAME="\(.*\)"$/\1/p' "$conf")
+version=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"$/\1/p' "$conf")
+[[ $version == "$(scripts/version.sh)" ]] ||
+	die "the package's dkms.conf has version '$version'"
+mv "$dkmsdir/payload/usr/src/$name-$version" "$dkmsdir/source/"
+# The numab-tools package's payload, run in the guests too.
+dpkg-deb -x "$dkmsdir"/deb/numab-tools_*.deb "$dkmsdir/tools"
+say "source: the payload of $(echo "$dkmsdir"/deb/numab-minwait-dkms_*_all.deb)"
 dkms add -m "$name" -v "$version" "${trees[@]}"
 
 failed=0
@@ -123,10 +132,12 @@ for i in "${!kernels[@]}"; do
 	dkms install -m "$name" -v "$version" -k "$kver" \
 		--kernelsourcedir "$obj" "${trees[@]}" --no-depmod
 	depmod -b "$root" "$kver"
-	ko=$moddir/updates/dkms/$name.ko
+	ko=$moddir/updates/dkms/$module.ko
 	vermagic=$(modinfo -F vermagic "$ko")
-	say "$ko: vermagic $vermagic"
+	say "$ko: vermagic $vermagic, version $(modinfo -F version "$ko")"
 	[[ $vermagic == "$kver "* ]] || die "$ko was not built for $kver"
+	[[ $(modinfo -F version "$ko") == "$version" ]] ||
+		die "$ko has not the package's version $version"
 
 	img=$dkmsdir/initramfs-$kver.img
 	qemu/mkinitramfs --kver "$kver" --stage "$root" \
@@ -138,10 +149,14 @@ for i in "${!kernels[@]}"; do
 		echo "guest: $(uname -r) loaded $mod (vermagic $magic)"
 		[[ -d /sys/module/numab_minwait && $mod == */updates/dkms/* &&
 			$magic == "$(uname -r) "* ]] || exit 1
+		/numab-tools/usr/bin/numab-run --version || exit 1
+		LIBMINWAIT=$(echo /numab-tools/usr/lib/*/numab-tools/libminwait.so) \
+			libminwait_test.sh || exit 1
 		exec run_tests.sh "$@"'
 	# shellcheck disable=SC2086 # $tests is a list of names
 	if qemu/run --kernel "$obj/arch/x86/boot/bzImage" --initramfs "$img" \
-		--append rd.driver.pre="$name" --timeout 600 \
+		--append rd.driver.pre="$module" --timeout 600 \
+		--add "$dkmsdir/tools:/numab-tools" \
 		-- bash -c "$guest_check" guest $tests; then
 		say "$kver: the guest loaded its DKMS build and passed the tests"
 	else

@@ -16,6 +16,8 @@ case "${1:-}" in
 esac
 
 man=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# The footer's version, as make install writes it.
+version=$("$man/../../scripts/version.sh")
 stale=0
 for page in "$man"/*.[0-9]*; do
 	name=${page##*/}
@@ -26,7 +28,8 @@ for page in "$man"/*.[0-9]*; do
 		echo "# $name"
 		echo
 		echo '```text'
-		mandoc -Tutf8 -Owidth=78 "$page" | sed 's/.\x08//g'
+		sed "s/@VERSION@/$version/" "$page" |
+			mandoc -Tutf8 -Owidth=78 | sed 's/.\x08//g'
 		echo '```'
 	})
 	if ((check)); then

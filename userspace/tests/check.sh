@@ -126,6 +126,7 @@ else
 	step "install" userspace/tests/install_test.sh
 	step "docs examples" userspace/tests/docs_examples_test.sh
 	step "man page examples" userspace/tests/man_examples_test.sh
+	step "debian packages" userspace/tests/deb_test.sh
 	step "console check" console_check
 	# Our tests, in the default guest (4 vCPUs, 2 NUMA nodes).
 	step "guest" qemu/run --timeout "${NUMAB_CHECK_TIMEOUT:-1200}" -- \

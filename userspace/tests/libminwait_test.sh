@@ -5,6 +5,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 
 # The guest image has shared objects in ../lib; a build folder beside us.
-lib=../lib/libminwait.so
+# LIBMINWAIT: another copy to test, such as the numab-tools package's.
+lib=${LIBMINWAIT:-../lib/libminwait.so}
 [[ -e $lib ]] || lib=./libminwait.so
 MINWAIT_US=1234 LD_PRELOAD=$lib exec ./libminwait_test

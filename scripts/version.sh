@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# The project's version, from the one place that sets it: the first entry
+# of debian/changelog ("numab-minwait (1.1) unstable; ...").
+#
+#   scripts/version.sh
+set -euo pipefail
+
+changelog="$(dirname "${BASH_SOURCE[0]}")/../debian/changelog"
+version=$(sed -n '1s/^numab-minwait (\([^)]*\)).*/\1/p' "$changelog")
+[[ -n $version ]] || {
+	echo "$0: no version on the first line of $changelog" >&2
+	exit 1
+}
+echo "$version"
