@@ -25,6 +25,7 @@ tap_run "make deb: built, lintian-clean" \
 tap_run "built again elsewhere" scripts/deb.sh --no-lintian --out "$work/b"
 
 # reproducible: the same .deb files, byte for byte.
+# shellcheck disable=SC2317 # called by tap_run
 reproducible() {
 	local deb rc=0
 	for deb in "$work"/a/*.deb; do
@@ -35,10 +36,12 @@ reproducible() {
 tap_run "the two builds are byte-identical" reproducible
 
 # tree DIR: its files, one a line, man pages without their .gz.
+# shellcheck disable=SC2317 # called by tap_run
 tree() {
 	(cd "$1" && find . -type f -o -type l) | sed 's/\.gz$//' | sort
 }
 
+# shellcheck disable=SC2317 # called by tap_run
 tools_payload() {
 	local pkg=$work/tools inst=$work/install f
 	dpkg-deb -x "$work"/a/numab-tools_"$version"_*.deb "$pkg"
@@ -56,6 +59,7 @@ tools_payload() {
 }
 tap_run "numab-tools' payload is the make install tree" tools_payload
 
+# shellcheck disable=SC2317 # called by tap_run
 dkms_payload() {
 	local pkg=$work/dkms src f
 	dpkg-deb -x "$work"/a/numab-minwait-dkms_"$version"_all.deb "$pkg"
@@ -71,6 +75,7 @@ dkms_payload() {
 }
 tap_run "numab-minwait-dkms' payload is the module's DKMS source" dkms_payload
 
+# shellcheck disable=SC2317 # called by tap_run
 one_version() {
 	local pkg=$work/tools page
 	[[ $("$pkg/usr/bin/numab-run" --version) == "numab-run $version" ]]
