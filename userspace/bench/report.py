@@ -161,6 +161,7 @@ class Report:
         self.raw = raw
         self.dat = dat
         self.md = []
+        self.unused_total = None
 
     def w(self, *lines):
         self.md.extend(line for line in lines if line is not None)
@@ -171,15 +172,19 @@ class Report:
 
     # -- header -----------------------------------------------------------
 
-    def header(self):
-        run = self.run
+    def intro(self):
         self.w("# Benchmarks", "",
                "`make bench` measures, side by side in one run, what the "
                "hook series costs when nothing uses it and what the two "
                "features do when something does. It is not part of `make "
                "check`. This page is generated: `make bench-report` "
                "rewrites it, and its plots, from the raw results of the "
-               "run in `docs/bench-raw/`.", "",
+               "run in `docs/bench-raw/`; the results come first, how they "
+               "are measured after them.", "")
+
+    def method(self):
+        run = self.run
+        self.w("## How the run is made", "",
                "```sh",
                "make bench           # ~16 min on the 2-core dev box, "
                "kernels built",
@@ -209,7 +214,7 @@ class Report:
                "| C | patched, `numab_minwait` loaded (`qemu/run "
                "--preload`), no process using either feature unless the "
                "test says so |", "")
-        self.w("## How the figures are measured", "",
+        self.w("### How the figures are measured", "",
                "Every guest runs under `qemu/run --icount`: QEMU's TCG with "
                "`-icount shift=0,sleep=off,align=off`, one vCPU, and a "
                "second NUMA node with memory and no CPU (`--nodes 2`), "
@@ -244,7 +249,7 @@ class Report:
                "rotates per round; a figure is the median over the rounds, "
                "with [min..max] where shown, and *spread* is "
                "(max - min) / median.", "")
-        self.w("## The run", "")
+        self.w("### The run", "")
         for key in ("command", "finished", "guest runs", "machine", "qemu",
                     "guest", "host load average at the end"):
             if key in run:
@@ -265,10 +270,60 @@ class Report:
                        f"{r.get('module')}, counters "
                        f"`{r.get('counters')}`")
         self.w("")
+
+    def results_first(self):
+        """The answer before the method: the figures the sections below
+        measure, computed from the same rows, then a person's reading."""
+        out = ["## Results first", "",
+               "Medians over the rounds, guest time under `-icount` "
+               "(instructions); the sections below give the spreads and "
+               "the method. M = 200 us.", ""]
+        if self.unused_total:
+            b, c = self.unused_total
+            out += [f"- Cost when unused (geometric mean of the section 1 "
+                    f"tests): {pct(b)} patched, {pct(c)} with the module "
+                    "loaded.", ""]
+        modes = (("plain", 0, "plain"), ("sleep", 200, "sleep hack"),
+                 ("minwait", 200, "fixed M"),
+                 ("minwait-adaptive", 200, "adaptive"))
+        # Only the modes this run measured (older runs: no adaptive).
+        modes = [m for m in modes if self.rr_sel(5000, m[0], m[1])]
+        rows = []
+        for rate, arrivals in ((2000, "paced"), (5000, "paced"),
+                               (20000, "paced"), (40000, "paced"),
+                               (4000, "poisson")):
+            cells = []
+            for mode, us, _ in modes:
+                rs = self.rr_sel(rate, mode, us, arrivals=arrivals)
+                cells.append("" if not rs or refused(rs) else
+                             f"{fmt(med(rs, 'cpu_us_per_req'), 2)} / "
+                             f"{fmt(med(rs, 'lat_p99_us'))}")
+            if any(cells):
+                rows.append(f"| {rate} req/s {arrivals} | " +
+                            " | ".join(cells) + " |")
+        if rows:
+            out += ["`bench_rr` (8 connections, one vCPU): server CPU us "
+                    "per request / p99 latency us.", "",
+                    "| load | " + " | ".join(m[2] for m in modes) + " |",
+                    "|---" * (len(modes) + 1) + "|", *rows, ""]
+        rows = []
+        for shim, label in self.SHIM_LABELS:
+            rs = self.db.select(suite="redis", shim=shim, test="SET")
+            if not rs or any(r.get("shim_refused") == "1" for r in rs) or \
+                    "srv_cpu_us" not in rs[0]:
+                continue
+            rows.append(f"| {label} | {fmt(med(rs, 'rps'), 0)} | "
+                        f"{fmt(med(rs, 'srv_cpu_us'), 2)} |")
+        if rows:
+            out += ["`redis-benchmark` SET (closed loop), Debian's "
+                    "redis-server unmodified:", "",
+                    "| redis | requests/s | server CPU us/req |",
+                    "|---|---|---|", *rows, ""]
         summary = os.path.join(self.raw, "summary.md")
         if os.path.exists(summary):
             with open(summary) as f:
-                self.w(f.read().rstrip("\n"), "")
+                out += [f.read().rstrip("\n"), ""]
+        return out
 
     # -- 1. unused -------------------------------------------------------------
 
@@ -341,6 +396,9 @@ class Report:
                        (f" [{pct(min(rg))}..{pct(max(rg))}]" if rg else ""))
         self.w(f"| **total (geometric mean)** | | | | | {tot[0]} | "
                f"{tot[1]} |", "")
+        if med_ratio["B"] and med_ratio["C"]:
+            self.unused_total = (geomean(med_ratio["B"]),
+                                 geomean(med_ratio["C"]))
         self.dat_file("bench-unused.dat", plot)
         self.w("![instructions per op vs stock](bench-unused.png)", "")
         self.w("### Hook sites in the built kernels (objdump)", "")
@@ -877,12 +935,15 @@ class Report:
         self.w("")
 
     def write(self, path):
-        self.header()
+        self.intro()
+        start = len(self.md)
+        self.method()
         self.unused()
         self.rr()
         self.servers()
         self.stress()
         self.numa()
+        self.md[start:start] = self.results_first()
         text = "\n".join(self.md).rstrip("\n") + "\n"
         with open(path, "w") as f:
             f.write(text)
