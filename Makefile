@@ -41,13 +41,16 @@ BUILD_KERNEL := kernel/build.sh --series $(KSERIES)
 # make install
 DESTDIR ?=
 PREFIX ?= /usr/local
+# libdir: where libminwait.so is found at run time (debian/rules moves it).
+libdir ?= $(PREFIX)/lib
 BINDIR := $(DESTDIR)$(PREFIX)/bin
-LIBDIR := $(DESTDIR)$(PREFIX)/lib
+LIBDIR := $(DESTDIR)$(libdir)
 INCLUDEDIR := $(DESTDIR)$(PREFIX)/include
 MANDIR := $(DESTDIR)$(PREFIX)/share/man
 MAN_PAGES := $(wildcard docs/man/*.[0-9]*)
 EXAMPLESDIR := $(DESTDIR)$(PREFIX)/share/doc/numab-tools/examples
-EXAMPLES := docs/examples/numab-disabled.service docs/examples/numab-oci-runtime
+EXAMPLE_UNIT := docs/examples/numab-disabled.service
+EXAMPLE_RUNTIME := docs/examples/numab-oci-runtime
 VERSION := $(shell scripts/version.sh)
 
 .PHONY: help all deps kernel kernel-debug kernel-stock userspace tools check \
@@ -178,7 +181,12 @@ lint-bisect: deps
 	@$(BUILD_KERNEL) --bisect --patch $(PATCH) \
 		$(addprefix --fragment ,$(FRAGMENTS))
 
-# The man pages carry the version in their footer.
+# The man pages carry the version in their footer. They and the examples
+# are written for the default PREFIX; their copies name where the files
+# are installed.
+INSTALL_PATHS := sed -e 's/@VERSION@/$(VERSION)/' \
+	-e 's|/usr/local/bin/|$(PREFIX)/bin/|g' \
+	-e 's|/usr/local/lib/libminwait\.so|$(libdir)/libminwait.so|g'
 install: tools
 	install -D -m 0755 $(USERSPACE)/bin/numab-run $(BINDIR)/numab-run
 	install -D -m 0644 $(USERSPACE)/bin/libminwait.so $(LIBDIR)/libminwait.so
@@ -187,10 +195,14 @@ install: tools
 	for page in $(MAN_PAGES); do \
 		section=$${page##*.}; \
 		install -d $(MANDIR)/man$${section:0:1}; \
-		sed 's/@VERSION@/$(VERSION)/' $$page \
+		$(INSTALL_PATHS) $$page \
 			> $(MANDIR)/man$${section:0:1}/$${page##*/}; \
 	done
-	install -D -m 0644 -t $(EXAMPLESDIR) $(EXAMPLES)
+	install -d $(EXAMPLESDIR)
+	$(INSTALL_PATHS) $(EXAMPLE_UNIT) > $(EXAMPLESDIR)/$(notdir $(EXAMPLE_UNIT))
+	$(INSTALL_PATHS) $(EXAMPLE_RUNTIME) \
+		> $(EXAMPLESDIR)/$(notdir $(EXAMPLE_RUNTIME))
+	chmod 0755 $(EXAMPLESDIR)/$(notdir $(EXAMPLE_RUNTIME))
 
 uninstall:
 	rm -f $(BINDIR)/numab-run $(LIBDIR)/libminwait.so \
@@ -199,7 +211,7 @@ uninstall:
 		section=$${page##*.}; \
 		rm -f $(MANDIR)/man$${section:0:1}/$${page##*/}; \
 	done
-	rm -f $(addprefix $(EXAMPLESDIR)/,$(notdir $(EXAMPLES)))
+	rm -f $(addprefix $(EXAMPLESDIR)/,$(notdir $(EXAMPLE_UNIT) $(EXAMPLE_RUNTIME)))
 
 # The two Debian packages, into build/deb/ (never installed here).
 deb:

@@ -46,7 +46,7 @@ tools_payload() {
 	local pkg=$work/tools inst=$work/install f
 	dpkg-deb -x "$work"/a/numab-tools_"$version"_*.deb "$pkg"
 	make -s install DESTDIR="$inst" PREFIX=/usr \
-		LIBDIR="$inst/usr/lib/$multiarch/numab-tools" >/dev/null
+		libdir="/usr/lib/$multiarch/numab-tools" >/dev/null
 	diff <(tree "$inst") <(tree "$pkg" |
 		grep -v '^./usr/share/doc/numab-tools/\(changelog\|copyright\)$')
 	for f in $(cd "$inst" && find . -name '*.[0-9]*' -o -path '*/examples/*'); do

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # On the host, in a temporary DESTDIR: make install puts numab-run,
-# libminwait.so, the uapi header and the man pages in place, and nothing
-# else; man finds each page; make uninstall leaves no file behind.  TAP.
+# libminwait.so, the uapi header, the man pages and the two examples in
+# place, and nothing else, the runtime wrapper executable, naming the
+# paths they were installed at; man finds each page; make uninstall leaves no file behind.  TAP.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
@@ -13,6 +14,8 @@ expected=(
 	usr/bin/numab-run
 	usr/include/numab_uapi.h
 	usr/lib/libminwait.so
+	usr/share/doc/numab-tools/examples/numab-disabled.service
+	usr/share/doc/numab-tools/examples/numab-oci-runtime
 	usr/share/man/man1/numab-run.1
 	usr/share/man/man2/EPOLL_CTL_MIN_WAIT.2const
 	usr/share/man/man2/PR_NUMA_BALANCING.2const
@@ -34,6 +37,15 @@ rc=0
 make -s install DESTDIR="$dest" PREFIX=/usr 2>&1 | sed 's/^/# /' || rc=$?
 [[ "$(files)" == "$(printf '%s\n' "${expected[@]}")" ]] || rc=1
 files | sed 's/^/# installed: /'
+[[ -x $dest/usr/share/doc/numab-tools/examples/numab-oci-runtime ]] || {
+	echo "# numab-oci-runtime is not executable"
+	rc=1
+}
+# The pages and examples name the paths the files were installed at.
+if grep -rn /usr/local "$dest"; then
+	echo "# installed with PREFIX=/usr, these name /usr/local"
+	rc=1
+fi
 tap_result "$rc" "make install DESTDIR=... PREFIX=/usr installs exactly ${#expected[@]} files"
 
 rc=0
