@@ -24,10 +24,14 @@ done
 
 scripts/deps.sh --deb
 version=$(scripts/version.sh)
-rm -rf -- "$out"
-mkdir -p -- "$out/numab-minwait-$version"
+mkdir -p -- "$out"
 out=$(cd -- "$out" && pwd)
+# Only what an earlier run left: --out may be a folder with other files.
+rm -f -- "$out"/numab-minwait-dkms_* "$out"/numab-tools_* \
+	"$out"/numab-tools-dbgsym_* "$out"/numab-minwait_* "$out/build.log"
 src=$out/numab-minwait-$version
+rm -rf -- "$src"
+mkdir -- "$src"
 git ls-files -z --cached --others --exclude-standard |
 	xargs -0 cp --parents -t "$src" --
 
