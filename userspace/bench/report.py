@@ -381,7 +381,7 @@ class Report:
                 line += [f"{(x - 1) * 100:.4f}"
                          for x in (m, min(ratios), max(ratios))]
             plot.append(" ".join(line))
-            self.w(f"| {desc} | {cs} | {fl} | "
+            self.w(f"| `{test}`: {desc} | {cs} | {fl} | "
                    f"{fmt(med(per['A'], 'ns_per_op'), 2)} | "
                    f"{fmt(spread_pct(per['A'], 'ns_per_op'), 3)}% | "
                    f"{cells[0]} | {cells[1]} |")
