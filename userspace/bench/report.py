@@ -14,6 +14,7 @@ only: the same raw files give the same report, byte for byte.
 import glob
 import math
 import os
+import re
 import statistics
 import sys
 
@@ -111,8 +112,8 @@ def cell(rs, key, digits=1, spread=False):
     return f"{fmt(m, digits)} [{fmt(lo, digits)}..{fmt(hi, digits)}]"
 
 
-def pct(x):
-    return f"{(x - 1) * 100:+.3f}%"
+def pct(x, digits=3):
+    return f"{(x - 1) * 100:+.{digits}f}%"
 
 
 def geomean(xs):
@@ -124,6 +125,10 @@ def rounds_of(rs):
 
 
 # --- the report --------------------------------------------------------------
+
+# What summary.md may not quote outside `code`: a decimal, a percentage
+# or a thousands-separated count is a measured figure.
+MEASURED_FIGURE = re.compile(r"\d+\.\d+|\d+ ?%|\d{1,3},\d{3}")
 
 UNUSED_TESTS = [
     ("pipe", "pipe throughput (512 B write+read)"),
@@ -306,6 +311,7 @@ class Report:
                     "per request / p99 latency us.", "",
                     "| load | " + " | ".join(m[2] for m in modes) + " |",
                     "|---" * (len(modes) + 1) + "|", *rows, ""]
+        out += self.results_bullets()
         rows = []
         for shim, label in self.SHIM_LABELS:
             rs = self.db.select(suite="redis", shim=shim, test="SET")
@@ -322,7 +328,51 @@ class Report:
         summary = os.path.join(self.raw, "summary.md")
         if os.path.exists(summary):
             with open(summary) as f:
-                out += [f.read().rstrip("\n"), ""]
+                text = f.read().rstrip("\n")
+            # A person's reading, not a second copy of the figures: those
+            # are computed above from the rows, and follow a re-run.
+            figure = MEASURED_FIGURE.search(re.sub(r"`[^`]*`", "", text))
+            if figure:
+                sys.exit(f"{summary}: quotes a measured figure "
+                         f"('{figure.group(0)}'); let report.py compute it")
+            out += [text, ""]
+        return out
+
+    def results_bullets(self):
+        """What the min-wait costs against plain epoll_wait() and the
+        sleep hack, as the sections below measure it."""
+        out = []
+        calls = []
+        for items, maxev, k in (("1", "1", "0"), ("8", "8", "0"),
+                                ("2", "8", "2")):
+            sel = dict(suite="epcall", items=items, maxevents=maxev)
+            base = self.db.select(mode="plain", **sel)
+            mw = self.db.select(mode="minwait", min_events=k, **sel)
+            if base and mw and not refused(mw):
+                what = (f"{items} ready, maxevents {maxev}" +
+                        (f", K = {k}" if k != "0" else ""))
+                calls.append(f"{what}: {pct(med(mw, 'ns_per_call') / med(base, 'ns_per_call'), 1)}")
+        if calls:
+            out += ["- One `epoll_wait()` that returns at once, with a "
+                    "min-wait set, against plain: " + "; ".join(calls) +
+                    " (section 2).", ""]
+        hack = []
+        for rate in (5000, 20000, 40000):
+            s = self.rr_sel(rate, "sleep", 200)
+            mw = self.rr_sel(rate, "minwait", 200)
+            p = self.rr_sel(rate, "plain", 0)
+            if not (s and mw and p) or refused(mw):
+                continue
+            hack.append(f"{rate} req/s: CPU per request "
+                        f"{pct(med(mw, 'cpu_us_per_req') / med(p, 'cpu_us_per_req'), 1)}"
+                        f" against plain, "
+                        f"{pct(med(mw, 'cpu_us_per_req') / med(s, 'cpu_us_per_req'), 1)}"
+                        f" against the sleep hack, "
+                        f"{fmt(med(mw, 'events_per_call'), 2)} events per "
+                        f"call (plain {fmt(med(p, 'events_per_call'), 2)})")
+        if hack:
+            out += ["- Fixed M = 200 us, paced: " + "; ".join(hack) + ".",
+                    ""]
         return out
 
     # -- 1. unused -------------------------------------------------------------
