@@ -185,7 +185,7 @@ lint-bisect: deps
 # are written for the default PREFIX; their copies name where the files
 # are installed.
 INSTALL_PATHS := sed -e 's/@VERSION@/$(VERSION)/' \
-	-e 's|/usr/local/bin/|$(PREFIX)/bin/|g' \
+	-e 's|/usr/local/bin/numab\(\\\?\)-run|$(PREFIX)/bin/numab\1-run|g' \
 	-e 's|/usr/local/lib/libminwait\.so|$(libdir)/libminwait.so|g'
 install: tools
 	install -D -m 0755 $(USERSPACE)/bin/numab-run $(BINDIR)/numab-run

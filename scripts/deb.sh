@@ -30,6 +30,11 @@ out=$(cd -- "$out" && pwd)
 rm -f -- "$out"/numab-minwait-dkms_* "$out"/numab-tools_* \
 	"$out"/numab-tools-dbgsym_* "$out"/numab-minwait_* "$out/build.log"
 src=$out/numab-minwait-$version
+case "$PWD/" in
+"$src"/*)
+	echo "deb: --out $out would put the build copy at $src, over this tree" >&2
+	exit 2 ;;
+esac
 rm -rf -- "$src"
 mkdir -- "$src"
 git ls-files -z --cached --others --exclude-standard |
@@ -42,9 +47,12 @@ git ls-files -z --cached --others --exclude-standard |
 	exit 1
 }
 rm -rf -- "$src"
-debs=("$out"/*.deb)
-echo "deb: built ${debs[*]##*/} in $out"
+changes=("$out"/numab-minwait_*_"$(dpkg --print-architecture)".changes)
+[[ -f ${changes[0]} ]] || { echo "deb: no .changes in $out" >&2; exit 1; }
+mapfile -t debs < <(sed -n 's/^ [0-9a-f]\{64\} [0-9]* \(.*\.deb\)$/\1/p' \
+	"${changes[0]}")
+echo "deb: built ${debs[*]} in $out"
 if ((lintian)); then
-	lintian --fail-on error,warning --info "$out"/*.changes
+	lintian --fail-on error,warning --info "${changes[0]}"
 	echo "deb: lintian: no error, no warning"
 fi

@@ -188,6 +188,18 @@ else
 	say "$kver: NOT skipped as it should be (dkms exit $rc, not 77; $makelog)"
 	failed=$((failed + 1))
 fi
+# What a kernel's install hook runs: autoinstall must leave the kernel
+# out and succeed (dkms 3.0.10 makes an exit 77 there a failure).
+rc=0
+dkms autoinstall -k "$kver" --kernelsourcedir "$obj" "${refusal[@]}" \
+	>"$out" 2>&1 || rc=$?
+sed 's/^/  | /' "$out"
+if ((rc == 0)) && [[ ! -d $dkmsdir/refusal-tree/$name/$version/$kver ]]; then
+	say "$kver: autoinstall leaves it out and succeeds"
+else
+	say "$kver: autoinstall exit $rc or a build for it: a kernel install would fail"
+	failed=$((failed + 1))
+fi
 
 # Nothing for the machine's own kernel: no file of DKMS's system trees
 # changed during the run.

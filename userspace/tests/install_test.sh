@@ -41,9 +41,16 @@ files | sed 's/^/# installed: /'
 	echo "# numab-oci-runtime is not executable"
 	rc=1
 }
-# The pages and examples name the paths the files were installed at.
-if grep -rn /usr/local "$dest"; then
+# The pages and examples name the paths the files were installed at;
+# what a user installs himself (his service, the OCI wrapper he copies)
+# keeps its /usr/local.
+if grep -rnE '/usr/local/(bin/numab\\?-run|lib/libminwait)' "$dest"; then
 	echo "# installed with PREFIX=/usr, these name /usr/local"
+	rc=1
+fi
+if ! grep -q 'ExecStart=/usr/bin/numab-run .* /usr/local/bin/my-service' \
+	"$dest/usr/share/doc/numab-tools/examples/numab-disabled.service"; then
+	echo "# the unit's ExecStart does not name /usr/bin/numab-run and the user's /usr/local service"
 	rc=1
 fi
 tap_result "$rc" "make install DESTDIR=... PREFIX=/usr installs exactly ${#expected[@]} files"
