@@ -29,7 +29,8 @@ done
 
 if ((deb)); then
 	series=()
-	packages=(gcc make libc6-dev git dpkg-dev debhelper dh-dkms lintian)
+	# dpkg-buildpackage checks build-essential itself, not its parts.
+	packages=(build-essential git debhelper dh-dkms lintian)
 elif ((lint)); then
 	mapfile -t series < <(awk '!/^#/ && NF { print $1 }' "$here/../kernel/series")
 	packages=(git perl python3 python3-pyflakes shellcheck mandoc)
