@@ -21,7 +21,8 @@
 #         the modes at 2000/s and the batch-target sweep at 4000/s; in an
 #         order that rotates with $BENCH_ROUND
 # memc    memcached (one worker thread) driven by bench_memc at 2000/s
-# redis   redis-server driven by redis-benchmark (8 clients, GET and SET)
+# redis   redis-server driven by redis-benchmark (8, then 32 clients, GET
+#         and SET)
 #         memc and redis: without libminwait.so, and with it in each mode
 # stress  stress-ng's epoll, prctl and numa stressors (plain, and in a
 #         process whose NUMA mode is ENABLED; epoll also under libminwait.so),
@@ -197,12 +198,14 @@ memc_run() {
 	emit "server=memcached shim=$label shim_refused=$(shim_refused "$err") $out"
 }
 
-# redis_run LABEL [ENV...]: one redis-server run, started with ENV, and
-# redis-benchmark's own figures (CSV: test, rps, avg, min, p50, p95, p99,
-# max latency in ms) beside the server's counters over the benchmark.
+# redis_run CLIENTS LABEL [ENV...]: one redis-server run, started with
+# ENV, and redis-benchmark's own figures with CLIENTS connections (CSV:
+# test, rps, avg, min, p50, p95, p99, max latency in ms) beside the
+# server's counters over the benchmark.
 redis_run() {
-	local label=$1 pid before after csv err=/tmp/redis.err requests
-	shift
+	local clients=$1 label=$2 pid before after csv err=/tmp/redis.err
+	local requests
+	shift 2
 	requests=$(scale 20000 10000)
 	rm -f -- "$REDIS_SOCK"
 	[[ $label == none ]] || set -- LD_PRELOAD="$LIBMINWAIT" "$@"
@@ -211,7 +214,7 @@ redis_run() {
 	pid=$!
 	wait_socket "$REDIS_SOCK"
 	before=$("$BIN/bench_procstat" "$pid")
-	csv=$(redis-benchmark -s "$REDIS_SOCK" -c 8 -n "$requests" \
+	csv=$(redis-benchmark -s "$REDIS_SOCK" -c "$clients" -n "$requests" \
 		-t set,get --csv)
 	after=$("$BIN/bench_procstat" "$pid")
 	kill "$pid"
@@ -221,7 +224,7 @@ redis_run() {
 	while IFS=, read -r test rps avg _ p50 p95 p99 max; do
 		[[ $test == '"test"' ]] && continue
 		emit "server=redis shim=$label shim_refused=$(shim_refused "$err")" \
-			"test=${test//\"/} clients=8 requests=$requests" \
+			"test=${test//\"/} clients=$clients requests=$requests" \
 			"rps=${rps//\"/} lat_avg_ms=${avg//\"/} lat_p50_ms=${p50//\"/}" \
 			"lat_p95_ms=${p95//\"/} lat_p99_ms=${p99//\"/}" \
 			"lat_max_ms=${max//\"/} server_requests=$((requests * 2))" \
@@ -237,12 +240,16 @@ suite_memc() {
 	done < <(rotate "$round" "${SHIMS[@]}")
 }
 
+# A closed loop of 8 clients, and of 32: more than a fixed batch target
+# of 8 expects.
 suite_redis() {
-	local shim
-	while read -r shim; do
-		# shellcheck disable=SC2086 # "label env..."
-		redis_run $shim
-	done < <(rotate "$round" "${SHIMS[@]}")
+	local shim clients
+	for clients in 8 32; do
+		while read -r shim; do
+			# shellcheck disable=SC2086 # "label env..."
+			redis_run "$clients" $shim
+		done < <(rotate "$round" "${SHIMS[@]}")
+	done
 }
 
 # stress_run LABEL STRESSOR OPS [WRAPPER...]: one stress-ng stressor; its

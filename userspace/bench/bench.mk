@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
-# `make bench [QUICK=1]`: the benchmarks of docs/benchmarks.md. Not part
+# `make bench [QUICK=1] [SUITES=redis,...] [ROUNDS=N]`: the benchmarks of
+# docs/benchmarks.md (bench.sh's --quick, --suites, --rounds). Not part
 # of `make check`. Included from the Makefile; uses its BUILD, BUILD_KERNEL
 # and FRAGMENTS and the patched kernel's initramfs.
 #
@@ -37,7 +38,8 @@ $(BENCH_BIN)/bench-guest.sh: $(BENCH_SRC)/bench-guest.sh | $(BENCH_BIN)
 
 bench: initramfs kernel-stock bench-programs
 	@userspace/bench/bench.sh --stock $(BUILD)/kernel-stock \
-		$(if $(filter 1,$(QUICK)),--quick)
+		$(if $(filter 1,$(QUICK)),--quick) \
+		$(if $(SUITES),--suites $(SUITES)) $(if $(ROUNDS),--rounds $(ROUNDS))
 
 bench-report:
 	@userspace/bench/report.sh --raw docs/bench-raw --md docs/benchmarks.md \

@@ -22,9 +22,12 @@ set -euo pipefail
 usage() {
 	cat <<USAGE
 usage: $0 --stock DIR [--quick] [--rounds N] [--jobs N] [--stage DIR]
-          [--userspace DIR]
+          [--userspace DIR] [--suites LIST]
 
   --quick     fewer iterations (under 10 minutes once the kernels are built)
+  --suites LIST  only these suites, a comma list of unused, epcall, rr,
+              memc, redis, stress, numa (default: all); the report says
+              the others are missing
   --rounds N  interleaved rounds per suite (default 3 for the unused-cost
               suite, 2 for the others; --quick: 2 and 2)
   --jobs N    guests booted side by side (default 2, the host's cores)
@@ -46,7 +49,7 @@ need_arg() {
 	(($2 >= 2)) || bad_usage "option '$1' needs an argument"
 }
 
-quick=0 rounds="" jobs=2 stock=""
+quick=0 rounds="" jobs=2 stock="" suites=unused,epcall,rr,memc,redis,stress,numa
 series=${KSERIES:-$(awk '!/^#/ && NF { print $1; exit }' "$(dirname -- "${BASH_SOURCE[0]}")/../../kernel/series")}
 stage=build/$series/stage userspace=build/$series/userspace
 while (($#)); do
@@ -57,6 +60,7 @@ while (($#)); do
 	--stage) need_arg "$1" $#; stage="$2"; shift 2 ;;
 	--userspace) need_arg "$1" $#; userspace="$2"; shift 2 ;;
 	--stock) need_arg "$1" $#; stock="$2"; shift 2 ;;
+	--suites) need_arg "$1" $#; suites="$2"; shift 2 ;;
 	-h|--help) usage; exit 0 ;;
 	*) bad_usage "unknown option '$1'" ;;
 	esac
@@ -66,6 +70,17 @@ done
 invocation="make bench"
 ((quick)) && invocation+=" QUICK=1"
 [[ -z $rounds ]] || invocation+=" (--rounds $rounds)"
+declare -A wanted=()
+IFS=, read -ra suite_list <<< "$suites"
+for suite in "${suite_list[@]}"; do
+	case $suite in
+	unused | epcall | rr | memc | redis | stress | numa) wanted[$suite]=1 ;;
+	*) bad_usage "unknown suite '$suite'" ;;
+	esac
+done
+((${#wanted[@]})) || bad_usage "--suites names no suite"
+[[ $suites == unused,epcall,rr,memc,redis,stress,numa ]] ||
+	invocation+=" (--suites $suites)"
 
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
 cd "$here/../.."
@@ -152,16 +167,26 @@ rm -rf "$raw" "$out/logs" "$out/failed"
 mkdir -p "$raw" "$out/logs"
 # The boots, in interleaved order: "KERNEL ROUND FILE SUITE...". The
 # feature suites take two boots per round, so that they run side by side.
+# only SUITE...: those of SUITE... that --suites names.
+only() {
+	local suite
+	for suite in "$@"; do
+		[[ -z ${wanted[$suite]:-} ]] || printf ' %s' "$suite"
+	done
+}
 runs=()
+rr_suites=$(only epcall rr) server_suites=$(only memc redis stress numa)
 for ((r = 1; r <= unused_rounds || r <= feature_rounds; r++)); do
-	if ((r <= unused_rounds)); then
+	if ((r <= unused_rounds)) && [[ -n ${wanted[unused]:-} ]]; then
 		for k in A B C; do
 			runs+=("$k $r $raw/unused-$k-$r.txt unused")
 		done
 	fi
 	if ((r <= feature_rounds)); then
-		runs+=("C $r $raw/rr-C-$r.txt epcall rr")
-		runs+=("C $r $raw/servers-C-$r.txt memc redis stress numa")
+		[[ -z $rr_suites ]] ||
+			runs+=("C $r $raw/rr-C-$r.txt$rr_suites")
+		[[ -z $server_suites ]] ||
+			runs+=("C $r $raw/servers-C-$r.txt$server_suites")
 	fi
 done
 start=$(date +%s)

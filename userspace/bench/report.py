@@ -12,6 +12,7 @@ only: the same raw files give the same report, byte for byte.
 """
 
 import glob
+import itertools
 import math
 import os
 import re
@@ -195,6 +196,8 @@ class Report:
                "kernels built",
                "make bench QUICK=1   # fewer runs: ~7 min, from a clean "
                "clone with the kernels cached",
+               "make bench SUITES=redis ROUNDS=3   # some suites only, "
+               "3 rounds",
                "make bench-report    # this page again from docs/bench-raw/",
                "```", "",
                "It builds what it needs (the patched kernel, module and "
@@ -313,18 +316,21 @@ class Report:
                     "|---" * (len(modes) + 1) + "|", *rows, ""]
         out += self.results_bullets()
         rows = []
-        for shim, label in self.SHIM_LABELS:
-            rs = self.db.select(suite="redis", shim=shim, test="SET")
-            if not rs or any(r.get("shim_refused") == "1" for r in rs) or \
-                    "srv_cpu_us" not in rs[0]:
-                continue
-            rows.append(f"| {label} | {fmt(med(rs, 'rps'), 0)} | "
-                        f"{fmt(med(rs, 'srv_cpu_us'), 2)} |")
+        for clients in self.redis_clients():
+            for shim, label in self.SHIM_LABELS:
+                rs = self.db.select(suite="redis", shim=shim, test="SET",
+                                    clients=clients)
+                if not rs or any(r.get("shim_refused") == "1"
+                                 for r in rs) or "srv_cpu_us" not in rs[0]:
+                    continue
+                rows.append(f"| {label} | {clients} | "
+                            f"{fmt(med(rs, 'rps'), 0)} | "
+                            f"{fmt(med(rs, 'srv_cpu_us'), 2)} |")
         if rows:
             out += ["`redis-benchmark` SET (closed loop), Debian's "
                     "redis-server unmodified:", "",
-                    "| redis | requests/s | server CPU us/req |",
-                    "|---|---|---|", *rows, ""]
+                    "| redis | clients | requests/s | server CPU us/req |",
+                    "|---|---|---|---|", *rows, ""]
         summary = os.path.join(self.raw, "summary.md")
         if os.path.exists(summary):
             with open(summary) as f:
@@ -779,6 +785,11 @@ class Report:
                    ("minwait200-adaptive", "libminwait.so, MINWAIT_US=200 "
                     "MINWAIT_FLAGS=adaptive"))
 
+    def redis_clients(self):
+        """The redis-benchmark client counts of the run, fewest first."""
+        return sorted({r.get("clients") for r in
+                       self.db.select(suite="redis")}, key=int)
+
     def servers(self):
         self.w("## 3. Servers nobody here wrote", "")
         self.w("Debian's binaries, unmodified, with and without "
@@ -823,41 +834,45 @@ class Report:
             self.w("Missing: redis did not run in the guest.", "")
             return
         r0 = redis[0]
+        clients = self.redis_clients()
         self.w(f"`redis-server` (unix socket, no persistence) driven by "
-               f"`redis-benchmark -c {r0.get('clients')} -n "
-               f"{r0.get('requests')} -t set,get` (closed loop: each client "
+               f"`redis-benchmark -c N -n {r0.get('requests')} -t set,get` "
+               f"with N = {' and '.join(clients)} (closed loop: each client "
                "sends its next request when the reply is in). Its own "
                "figures: requests/s and latency percentiles in guest time; "
                "beside them the server's counters over both tests "
                "(process CPU clock, context switches of all threads), per "
                "request.", "")
-        self.w("| redis | test | requests/s | p50 ms | p99 ms | max ms | "
-               "server vol cs/req | server CPU us/req |",
-               "|---|---|---|---|---|---|---|---|")
-        for shim, label in self.SHIM_LABELS:
-            for test in ("SET", "GET"):
-                rs = self.db.select(suite="redis", shim=shim, test=test)
-                if not rs:
-                    continue
-                if any(r.get("shim_refused") == "1" for r in rs):
-                    self.w(f"| {label} | {test} | {REFUSED} | | | | | |")
-                    continue
-                for r in rs:
-                    b = dict(kv.split("=") for kv in
-                             r["server_before"].split(","))
-                    a = dict(kv.split("=") for kv in
-                             r["server_after"].split(","))
-                    n = float(r["server_requests"])
-                    r["srv_cpu_us"] = str((float(a["cpu_ns"]) -
-                                           float(b["cpu_ns"])) / 1e3 / n)
-                    r["srv_vcs"] = str((float(a["vcs"]) -
-                                        float(b["vcs"])) / n)
-                self.w(f"| {label} | {test} | {cell(rs, 'rps', 0, True)} | "
-                       f"{cell(rs, 'lat_p50_ms', 3)} | "
-                       f"{cell(rs, 'lat_p99_ms', 3)} | "
-                       f"{cell(rs, 'lat_max_ms', 3)} | "
-                       f"{cell(rs, 'srv_vcs', 3)} | "
-                       f"{cell(rs, 'srv_cpu_us', 3, True)} |")
+        self.w("| redis | clients | test | requests/s | p50 ms | p99 ms | "
+               "max ms | server vol cs/req | server CPU us/req |",
+               "|---|---|---|---|---|---|---|---|---|")
+        for n_clients, (shim, label), test in itertools.product(
+                clients, self.SHIM_LABELS, ("SET", "GET")):
+            rs = self.db.select(suite="redis", shim=shim, test=test,
+                                clients=n_clients)
+            if not rs:
+                continue
+            if any(r.get("shim_refused") == "1" for r in rs):
+                self.w(f"| {label} | {n_clients} | {test} | {REFUSED} "
+                       "| | | | | |")
+                continue
+            for r in rs:
+                b = dict(kv.split("=") for kv in
+                         r["server_before"].split(","))
+                a = dict(kv.split("=") for kv in
+                         r["server_after"].split(","))
+                n = float(r["server_requests"])
+                r["srv_cpu_us"] = str((float(a["cpu_ns"]) -
+                                       float(b["cpu_ns"])) / 1e3 / n)
+                r["srv_vcs"] = str((float(a["vcs"]) -
+                                    float(b["vcs"])) / n)
+            self.w(f"| {label} | {n_clients} | {test} | "
+                   f"{cell(rs, 'rps', 0, True)} | "
+                   f"{cell(rs, 'lat_p50_ms', 3)} | "
+                   f"{cell(rs, 'lat_p99_ms', 3)} | "
+                   f"{cell(rs, 'lat_max_ms', 3)} | "
+                   f"{cell(rs, 'srv_vcs', 3)} | "
+                   f"{cell(rs, 'srv_cpu_us', 3, True)} |")
         self.w("")
 
     def stress(self):
