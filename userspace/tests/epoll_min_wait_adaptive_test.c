@@ -2,10 +2,11 @@
 /*
  * EPOLL_MIN_WAIT_ADAPTIVE: the value, what fdinfo shows, the bound, and
  * how the wait the module chooses follows synthetic loads: idle, paced
- * light and heavy, a closed loop of clients, bursts, a load that stops
- * batching. Convergence is checked by counts (events per call) and the
- * wait fdinfo shows, not by wall time; the one time bound is the ceiling
- * M, with the margin of the other min-wait tests.
+ * light and heavy, a closed loop of clients (also after a steady stream
+ * took the wait to its ceiling), bursts, a load that stops batching.
+ * Convergence is checked by counts (events per call) and the wait fdinfo
+ * shows, not by wall time; the one time bound is the ceiling M, with the
+ * margin of the other min-wait tests.
  *
  * The loads are scaled to the guest (TCG): M is 100 ms, a heavy load is
  * an event every 2 ms, a light one every 60 ms.
@@ -381,16 +382,14 @@ static double serve(int epfd, int rounds, int64_t *ms, long *current)
 	return calls ? (double)served / calls : 0;
 }
 
-static double closed_loop(struct __test_metadata *_metadata, uint64_t value,
-			  int rounds, int64_t *ms, long *current)
+/* @rounds of the closed loop on @epfd; events per call as serve(). */
+static double closed_loop_on(struct __test_metadata *_metadata, int epfd,
+			     int rounds, int64_t *ms, long *current)
 {
 	struct client cl[NR_CLIENTS];
-	int epfd = epoll_create1(EPOLL_CLOEXEC);
 	double per_call;
 	int i;
 
-	EXPECT_LE(0, epfd);
-	EXPECT_EQ(0, set_min_wait(epfd, value));
 	for (i = 0; i < NR_CLIENTS; i++) {
 		struct epoll_event e = { .events = EPOLLIN, .data.ptr = &cl[i] };
 
@@ -407,6 +406,18 @@ static double closed_loop(struct __test_metadata *_metadata, uint64_t value,
 		close(cl[i].req);
 		close(cl[i].reply);
 	}
+	return per_call;
+}
+
+static double closed_loop(struct __test_metadata *_metadata, uint64_t value,
+			  int rounds, int64_t *ms, long *current)
+{
+	int epfd = epoll_create1(EPOLL_CLOEXEC);
+	double per_call;
+
+	EXPECT_LE(0, epfd);
+	EXPECT_EQ(0, set_min_wait(epfd, value));
+	per_call = closed_loop_on(_metadata, epfd, rounds, ms, current);
 	close(epfd);
 	return per_call;
 }
@@ -434,6 +445,55 @@ TEST(closed_loop_learns_the_batch)
 	EXPECT_LT(1.1 * plain, adapt);
 	/* A round takes less than half the fixed M's round: M is not waited out. */
 	EXPECT_GT(fixed_ms * 400 / 20 / 2, adapt_ms);
+}
+
+/*
+ * A steady stream (an event every 3 ms against M = 20 ms) takes the wait
+ * to the ceiling, where it ends by time alone. A closed loop on the same
+ * instance then still learns its batch: after the tries of an earlier end
+ * (at most every 64 waits, two of them: the first at the stream's batch)
+ * it no longer waits out M each round, as it did for good when a wait
+ * that ran out at M ended every later one by time.
+ */
+#define CEIL_M_US	20000
+#define CEIL_WARM	300
+#define CEIL_ROUNDS	200
+
+TEST_F(adapt, closed_loop_leaves_the_ceiling)
+{
+	int64_t ms;
+	double per_call;
+	struct run r;
+	long cur;
+	int i;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, CEIL_M_US | ADAPTIVE));
+	ASSERT_EQ(0, pace(self, 0, 1, 3000));
+	for (i = 0; i < 200 && fdinfo_current(self->epfd) < CEIL_M_US; i++)
+		run_calls(self->epfd, 1, 2000);
+	ASSERT_EQ(CEIL_M_US, fdinfo_current(self->epfd))
+		TH_LOG("the stream did not take the wait to M");
+	/* On at M, past the tries of an earlier end that it fails. */
+	r = run_calls(self->epfd, 40, 2000);
+	ASSERT_LT(0, r.calls);
+	TH_LOG("stream at M: %.2f events/call",
+	       (double)r.events / r.calls);
+	/* It batches what M holds (6 to 7 events), not an early end's. */
+	EXPECT_LE(4 * r.calls, r.events);
+	self->pacer.stop = true;
+	pthread_join(self->pacer.th, NULL);
+	self->pacing = false;
+	run_calls(self->epfd, 1, 0);
+
+	per_call = closed_loop_on(_metadata, self->epfd, CEIL_WARM, &ms, &cur);
+	TH_LOG("closed loop of %d, first %d rounds: %.2f events/call, %lld ms",
+	       NR_CLIENTS, CEIL_WARM, per_call, (long long)ms);
+	per_call = closed_loop_on(_metadata, self->epfd, CEIL_ROUNDS, &ms, &cur);
+	TH_LOG("then %d rounds: %.2f events/call, %lld ms (M = %d ms)",
+	       CEIL_ROUNDS, per_call, (long long)ms, CEIL_M_US / 1000);
+	EXPECT_LE(2.0, per_call) TH_LOG("no batches");
+	/* Under half of M a round: the rounds are not timed by M. */
+	EXPECT_GT((int64_t)CEIL_ROUNDS * CEIL_M_US / 1000 / 2, ms);
 }
 
 TEST_F(adapt, min_events_ends_it)
