@@ -293,14 +293,16 @@ static int min_wait_wait(struct epoll_min_waiter *w)
 		.armed = KTIME_MAX,
 		.hard = IS_ENABLED(CONFIG_PREEMPT_RT) && rt_prio(current->prio),
 	};
-	bool adaptive;
+	bool adaptive = READ_ONCE(w->mw->flags) & EPOLL_MIN_WAIT_ADAPT;
 	int res;
 
 	c.wait_us = min_wait_adapt_begin(w->mw, &c.gen);
+	/* No wait, and none in sight: sleep as a plain call. */
+	if (adaptive && !c.wait_us && min_wait_adapt_skip(w->mw))
+		return 0;
 	hrtimer_init_on_stack(&c.timer, CLOCK_MONOTONIC,
 			      c.hard ? HRTIMER_MODE_ABS_HARD : HRTIMER_MODE_ABS);
 	c.timer.function = min_wait_expire;
-	adaptive = READ_ONCE(w->mw->flags) & EPOLL_MIN_WAIT_ADAPT;
 	if (adaptive && !c.wait_us)
 		res = min_wait_first_event(&c);
 	else

@@ -9,7 +9,10 @@
  *   first event (a running average, 1/8 weight). Waiting can batch when
  *   CLIMB_EVENTS events arrive within M on average: then w climbs to the
  *   time those take, CLIMB_EVENTS gaps. An average gap over M drops it
- *   back to 0: the instance idles longer than it may wait.
+ *   back to 0: the instance idles longer than it may wait. While the
+ *   last gap and the average are both over twice the climbing line, only
+ *   one sleeping call in SAMPLE_SPARSE measures; the others sleep as
+ *   plain calls, at a plain call's cost, where no wait would batch.
  * - A wait that ends with at most one event ready did not batch: w falls
  *   to 0 at once, and stays there for `tired` sleeping calls, a count
  *   that doubles with each fall (up to TIRED_MAX) and halves with each
@@ -45,6 +48,7 @@
 #define PROBE_MIN	4
 #define PROBE_MAX	64
 #define LATE_STREAK	3
+#define SAMPLE_SPARSE	8
 
 /* Lives in struct epoll_min_wait's @priv. */
 struct min_wait_adapt {
@@ -58,6 +62,8 @@ struct min_wait_adapt {
 	u16 tired;		/* sleeping calls before w may climb again */
 	u16 backoff;		/* tired after the next fall */
 	u8 late;		/* early batches in a row that came after 4M/5 */
+	u8 sample_every;	/* sleeping calls at w = 0 per measured one */
+	u8 skip;		/* of them before the next is measured */
 	bool probing;		/* the target was raised by a probe */
 	bool ceiling_probe;	/* a target tried at the ceiling */
 };
@@ -81,6 +87,7 @@ void min_wait_adapt_reset(struct epoll_min_wait *mw)
 	a->backoff = TIRED_MIN;
 	a->probe_every = PROBE_MIN;
 	a->try_every = PROBE_MIN;
+	a->sample_every = 1;
 	mw->cur_usecs = 0;
 	mw->cur_events = 0;
 }
@@ -90,6 +97,21 @@ u32 min_wait_adapt_begin(struct epoll_min_wait *mw, u16 *gen)
 {
 	*gen = READ_ONCE(adapt_state(mw)->gen);
 	return min(READ_ONCE(mw->cur_usecs), READ_ONCE(mw->usecs));
+}
+
+/*
+ * Whether a call about to sleep at w = 0 should rather sleep as a plain
+ * call, unmeasured: the instance is far from a wait that batches.
+ */
+bool min_wait_adapt_skip(struct epoll_min_wait *mw)
+{
+	struct min_wait_adapt *a = adapt_state(mw);
+	u8 skip = READ_ONCE(a->skip);
+
+	if (!skip)
+		return false;
+	WRITE_ONCE(a->skip, skip - 1);
+	return true;
 }
 
 static void adapt_set_wait(struct epoll_min_wait *mw, u64 usecs)
@@ -113,13 +135,20 @@ static void adapt_fall(struct epoll_min_wait *mw, struct min_wait_adapt *a)
 static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 		      u64 gap_us)
 {
+	u8 stands_for = max_t(u8, READ_ONCE(a->sample_every), 1);
 	u32 m = READ_ONCE(mw->usecs);
 	u32 gap8 = READ_ONCE(a->gap8);
 	u16 tired = READ_ONCE(a->tired);
+	u8 every;
 
 	gap8 = min_t(u64, gap8 - (gap8 >> 3) + min_t(u64, gap_us, U32_MAX >> 3),
 		     U32_MAX);
 	WRITE_ONCE(a->gap8, gap8);
+	/* Far from climbing: measure sparsely, and count the calls skipped. */
+	every = (u64)CLIMB_EVENTS * gap_us > 2 * (u64)m &&
+		(u64)CLIMB_EVENTS * (gap8 >> 3) > 2 * (u64)m ? SAMPLE_SPARSE : 1;
+	WRITE_ONCE(a->sample_every, every);
+	WRITE_ONCE(a->skip, every - 1);
 
 	if (READ_ONCE(mw->cur_usecs)) {
 		/* The instance idles longer than it may wait. */
@@ -132,7 +161,7 @@ static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 		return;
 	}
 	if (tired) {
-		WRITE_ONCE(a->tired, tired - 1);
+		WRITE_ONCE(a->tired, tired > stands_for ? tired - stands_for : 0);
 		return;
 	}
 	if ((u64)CLIMB_EVENTS * (gap8 >> 3) <= m) {

@@ -211,6 +211,71 @@ TEST_F(adapt, light_load_stays_at_zero)
 	EXPECT_EQ(0, r.max_current) TH_LOG("waited at a light load");
 }
 
+/*
+ * Where a thread sleeps, from /proc: its wchan, which names the module's
+ * functions in its wait; epoll's own wait may show as one of the timer
+ * functions on its stack.
+ */
+struct wchan_sampler {
+	pthread_t th;
+	pid_t tid;
+	int in_module;		/* samples in the module's wait */
+	int asleep_else;	/* asleep elsewhere: epoll's own wait */
+	volatile bool stop;
+};
+
+static void *wchan_fn(void *arg)
+{
+	struct wchan_sampler *ws = arg;
+	char path[64], name[128];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/wchan", ws->tid);
+	while (!ws->stop) {
+		sleep_us(5000);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			break;
+		n = read(fd, name, sizeof(name) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		name[n] = '\0';
+		if (!strncmp(name, "min_wait", 8))
+			ws->in_module++;
+		else if (strcmp(name, "0"))
+			ws->asleep_else++;
+	}
+	return NULL;
+}
+
+/*
+ * Where no wait would batch, sleeping calls are plain ones: only one in
+ * several enters the module's wait to measure its gap, so the light load
+ * pays about what a plain epoll_wait() does.
+ */
+TEST_F(adapt, light_load_sleeps_as_plain)
+{
+	struct wchan_sampler ws = { .tid = gettid() };
+	int sleeping;
+	struct run r;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
+	ASSERT_EQ(0, pace(self, 32, 1, 60000));
+	ASSERT_EQ(0, pthread_create(&ws.th, NULL, wchan_fn, &ws));
+	r = run_calls(self->epfd, 32, 2000);
+	ws.stop = true;
+	pthread_join(ws.th, NULL);
+	sleeping = ws.in_module + ws.asleep_else;
+	TH_LOG("%d calls; samples asleep: %d in the module's wait, %d elsewhere",
+	       r.calls, ws.in_module, ws.asleep_else);
+	EXPECT_EQ(0, r.max_current);
+	ASSERT_LE(100, sleeping) TH_LOG("wchan shows no sleep");
+	/* One call in SAMPLE_SPARSE (8) measures; a third is a wide margin. */
+	EXPECT_GT(sleeping, 3 * ws.in_module);
+}
+
 /* Bursts that arrive together batch without waiting. */
 TEST_F(adapt, bursts_stay_at_zero)
 {
