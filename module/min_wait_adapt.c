@@ -11,8 +11,9 @@
  *   time those take, CLIMB_EVENTS gaps. An average gap over M drops it
  *   back to 0: the instance idles longer than it may wait. While the
  *   last gap and the average are both over twice the climbing line, only
- *   one sleeping call in SAMPLE_SPARSE measures; the others sleep as
- *   plain calls, at a plain call's cost, where no wait would batch.
+ *   one sleeping call in SAMPLE_SPARSE measures, and its gap counts for
+ *   all of them; the others sleep as plain calls, at a plain call's
+ *   cost, where no wait would batch.
  * - A wait that ends with at most one event ready did not batch: w falls
  *   to 0 at once, and stays there for `tired` sleeping calls, a count
  *   that doubles with each fall (up to TIRED_MAX) and halves with each
@@ -129,28 +130,36 @@ static void adapt_fall(struct epoll_min_wait *mw, struct min_wait_adapt *a)
 	WRITE_ONCE(a->stream_max, 0);
 	WRITE_ONCE(a->tired, backoff);
 	WRITE_ONCE(a->backoff, min(backoff * 2, TIRED_MAX));
+	/* Measure the next sleeping calls from the first. */
+	WRITE_ONCE(a->sample_every, 1);
+	WRITE_ONCE(a->skip, 0);
+}
+
+/* Far from a wait that batches: the last gap and the average over M/2. */
+static bool adapt_far(u32 m, u64 gap_us, u32 gap8)
+{
+	return (u64)CLIMB_EVENTS * gap_us > 2 * (u64)m &&
+	       (u64)CLIMB_EVENTS * (gap8 >> 3) > 2 * (u64)m;
 }
 
 /* The gap from a call's entry to its first event. */
 static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 		      u64 gap_us)
 {
-	u8 stands_for = max_t(u8, READ_ONCE(a->sample_every), 1);
+	bool at_zero = !READ_ONCE(mw->cur_usecs);
+	u8 stands_for = at_zero ? max_t(u8, READ_ONCE(a->sample_every), 1) : 1;
 	u32 m = READ_ONCE(mw->usecs);
 	u32 gap8 = READ_ONCE(a->gap8);
 	u16 tired = READ_ONCE(a->tired);
-	u8 every;
+	u8 every, i;
 
-	gap8 = min_t(u64, gap8 - (gap8 >> 3) + min_t(u64, gap_us, U32_MAX >> 3),
-		     U32_MAX);
+	/* A sparse measure stands for the calls it skipped too. */
+	for (i = 0; i < stands_for; i++)
+		gap8 = min_t(u64, gap8 - (gap8 >> 3) +
+			     min_t(u64, gap_us, U32_MAX >> 3), U32_MAX);
 	WRITE_ONCE(a->gap8, gap8);
-	/* Far from climbing: measure sparsely, and count the calls skipped. */
-	every = (u64)CLIMB_EVENTS * gap_us > 2 * (u64)m &&
-		(u64)CLIMB_EVENTS * (gap8 >> 3) > 2 * (u64)m ? SAMPLE_SPARSE : 1;
-	WRITE_ONCE(a->sample_every, every);
-	WRITE_ONCE(a->skip, every - 1);
 
-	if (READ_ONCE(mw->cur_usecs)) {
+	if (!at_zero) {
 		/* The instance idles longer than it may wait. */
 		if (gap8 >> 3 > m) {
 			WRITE_ONCE(mw->cur_usecs, 0);
@@ -160,6 +169,9 @@ static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 		}
 		return;
 	}
+	every = adapt_far(m, gap_us, gap8) ? SAMPLE_SPARSE : 1;
+	WRITE_ONCE(a->sample_every, every);
+	WRITE_ONCE(a->skip, every - 1);
 	if (tired) {
 		WRITE_ONCE(a->tired, tired > stands_for ? tired - stands_for : 0);
 		return;
