@@ -8,7 +8,7 @@
 # under qemu/run --icount (guest time = instructions): every program runs
 # on CPU 0.
 #
-#   bench-guest.sh info|unused|epcall|rr|memc|redis|stress|numa [--quick]
+#   bench-guest.sh info|unused|epcall|rr|memc|redis|nginx|stress|numa [--quick]
 #
 # info    kernel release, NUMA balancing, whether the module is loaded and
 #         its counters (no process may be using either feature)
@@ -23,7 +23,10 @@
 # memc    memcached (one worker thread) driven by bench_memc at 2000/s
 # redis   redis-server driven by redis-benchmark (8, then 32 clients, GET
 #         and SET)
-#         memc and redis: without libminwait.so, and with it in each mode
+# nginx   nginx (one process, one worker connection loop) on the guest's
+#         loopback, driven by wrk -t1 -c8 (a closed loop of 8 connections)
+#         memc, redis and nginx: without libminwait.so, and with it in each
+#         mode
 # stress  stress-ng's epoll, prctl and numa stressors (plain, and in a
 #         process whose NUMA mode is ENABLED; epoll also under libminwait.so),
 #         and perf bench epoll wait/ctl; then the module's counters
@@ -36,6 +39,8 @@ readonly BIN
 readonly LIBMINWAIT=/opt/numab/lib/libminwait.so
 readonly MEMC_SOCK=/run/bench-memcached.sock
 readonly REDIS_SOCK=/run/bench-redis.sock
+readonly NGINX_DIR=/tmp/bench-nginx
+readonly NGINX_PORT=8080
 readonly NUMA_DEBUGFS=/sys/kernel/debug/sched/numa_balancing
 readonly COUNTERS=/sys/kernel/debug/numab_minwait/counters
 # libminwait.so's modes, as "label env...": every server runs in each.
@@ -232,6 +237,92 @@ redis_run() {
 	done <<< "$csv"
 }
 
+# wait_listen PORT: until a TCP socket listens on 127.0.0.1:PORT (5 s at
+# most); read from /proc, as the guest has no ss or netstat.
+wait_listen() {
+	local i hex
+	hex=$(printf '0100007F:%04X' "$1")
+	for ((i = 0; i < 50; i++)); do
+		awk -v a="$hex" '$2 == a && $4 == "0A" { found = 1 }
+			END { exit !found }' /proc/net/tcp && return 0
+		sleep 0.1
+	done
+	echo "bench-guest: nothing listens on port $1" >&2
+	return 1
+}
+
+# nginx_conf: one process serving a fixed 3-byte body from memory, nothing
+# written per request, every path it would write under $NGINX_DIR.
+nginx_conf() {
+	local d=$NGINX_DIR
+	mkdir -p "$d"
+	cat > "$d/nginx.conf" <<CONF
+daemon off;
+master_process off;
+worker_processes 1;
+error_log stderr warn;
+pid $d/nginx.pid;
+events { worker_connections 64; use epoll; }
+http {
+	access_log off;
+	client_body_temp_path $d/body;
+	proxy_temp_path $d/proxy;
+	fastcgi_temp_path $d/fastcgi;
+	uwsgi_temp_path $d/uwsgi;
+	scgi_temp_path $d/scgi;
+	server {
+		listen 127.0.0.1:$NGINX_PORT;
+		location / { return 200 "ok\\n"; }
+	}
+}
+CONF
+}
+
+# nginx_run CONNS LABEL [ENV...]: one nginx run, started with ENV, and
+# wrk's figures with CONNS connections (requests, requests/s, latency
+# percentiles in us, errors) beside the server's counters over the run.
+nginx_run() {
+	local conns=$1 label=$2 pid before after out err=/tmp/nginx.err
+	local seconds
+	shift 2
+	seconds=$(scale 2 1)
+	[[ $label == none ]] || set -- LD_PRELOAD="$LIBMINWAIT" "$@"
+	env "$@" nginx -p "$NGINX_DIR" -c "$NGINX_DIR/nginx.conf" -e stderr \
+		2> "$err" &
+	pid=$!
+	wait_listen "$NGINX_PORT"
+	kill -0 "$pid" 2> /dev/null || {
+		echo "bench-guest: nginx exited: $(cat "$err")" >&2
+		return 1
+	}
+	before=$("$BIN/bench_procstat" "$pid")
+	out=$(wrk -t1 -c "$conns" -d "${seconds}s" --latency \
+		"http://127.0.0.1:$NGINX_PORT/")
+	after=$("$BIN/bench_procstat" "$pid")
+	kill "$pid"
+	wait "$pid" || true
+	emit "server=nginx shim=$label shim_refused=$(shim_refused "$err")" \
+		"conns=$conns seconds=$seconds" \
+		"$(awk '
+		function us(v) {
+			if (v ~ /us$/) return v + 0
+			if (v ~ /ms$/) return v * 1000
+			return v * 1000000
+		}
+		$1 == "50%" { p50 = us($2) }
+		$1 == "99%" { p99 = us($2) }
+		$2 == "requests" && $3 == "in" { n = $1 }
+		$1 == "Requests/sec:" { rps = $2 }
+		/Socket errors:/ { gsub(/,/, ""); errs = $4 + $6 + $8 + $10 }
+		/Non-2xx/ { bad = $NF }
+		END {
+			printf "requests=%s rps=%s lat_p50_us=%s lat_p99_us=%s", \
+				n, rps, p50, p99
+			printf " socket_errors=%d non2xx=%d", errs, bad
+		}' <<< "$out")" \
+		"server_before=${before// /,} server_after=${after// /,}"
+}
+
 suite_memc() {
 	local shim
 	while read -r shim; do
@@ -250,6 +341,18 @@ suite_redis() {
 			redis_run "$clients" $shim
 		done < <(rotate "$round" "${SHIMS[@]}")
 	done
+}
+
+# The issue's load: wrk -t1 -c8, a closed loop of 8 connections over the
+# loopback, which the guest brings up itself.
+suite_nginx() {
+	local shim
+	busybox ip link set lo up
+	nginx_conf
+	while read -r shim; do
+		# shellcheck disable=SC2086 # "label env..."
+		nginx_run 8 $shim
+	done < <(rotate "$round" "${SHIMS[@]}")
 }
 
 # stress_run LABEL STRESSOR OPS [WRAPPER...]: one stress-ng stressor; its
@@ -309,10 +412,12 @@ suite_numa() {
 }
 
 case $suite in
-	info | unused | epcall | rr | memc | redis | stress | numa) "suite_$suite" ;;
+	info | unused | epcall | rr | memc | redis | nginx | stress | numa)
+		"suite_$suite"
+		;;
 	*)
 		echo "$0: unknown suite '$suite'" >&2
-		echo "usage: $0 info|unused|epcall|rr|memc|redis|stress|numa [--quick]" >&2
+		echo "usage: $0 info|unused|epcall|rr|memc|redis|nginx|stress|numa [--quick]" >&2
 		exit 2
 		;;
 esac

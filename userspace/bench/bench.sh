@@ -14,7 +14,7 @@
 # Every guest runs under qemu/run --icount (one vCPU, a memory-only second
 # NUMA node): guest time counts instructions, so results do not depend on
 # the host's load and boots can run side by side (--jobs).
-# The feature suites (epcall, rr, memc, redis, stress, numa) need the
+# The feature suites (epcall, rr, memc, redis, nginx, stress, numa) need the
 # module: they run on C. Expects `make initramfs kernel-stock
 # bench-programs` done (the Makefile's bench target does it).
 set -euo pipefail
@@ -26,8 +26,8 @@ usage: $0 --stock DIR [--quick] [--rounds N] [--jobs N] [--stage DIR]
 
   --quick     fewer iterations (under 10 minutes once the kernels are built)
   --suites LIST  only these suites, a comma list of unused, epcall, rr,
-              memc, redis, stress, numa (default: all); the report says
-              the others are missing
+              memc, redis, nginx, stress, numa (default: all); the report
+              says the others are missing
   --rounds N  interleaved rounds per suite (default 3 for the unused-cost
               suite, 2 for the others; --quick: 2 and 2)
   --jobs N    guests booted side by side (default 2, the host's cores)
@@ -49,7 +49,7 @@ need_arg() {
 	(($2 >= 2)) || bad_usage "option '$1' needs an argument"
 }
 
-quick=0 rounds="" jobs=2 stock="" suites=unused,epcall,rr,memc,redis,stress,numa
+quick=0 rounds="" jobs=2 stock="" suites=unused,epcall,rr,memc,redis,nginx,stress,numa
 series=${KSERIES:-$(awk '!/^#/ && NF { print $1; exit }' "$(dirname -- "${BASH_SOURCE[0]}")/../../kernel/series")}
 stage=build/$series/stage userspace=build/$series/userspace
 while (($#)); do
@@ -74,12 +74,14 @@ declare -A wanted=()
 IFS=, read -ra suite_list <<< "$suites"
 for suite in "${suite_list[@]}"; do
 	case $suite in
-	unused | epcall | rr | memc | redis | stress | numa) wanted[$suite]=1 ;;
+	unused | epcall | rr | memc | redis | nginx | stress | numa)
+		wanted[$suite]=1
+		;;
 	*) bad_usage "unknown suite '$suite'" ;;
 	esac
 done
 ((${#wanted[@]})) || bad_usage "--suites names no suite"
-[[ $suites == unused,epcall,rr,memc,redis,stress,numa ]] ||
+[[ $suites == unused,epcall,rr,memc,redis,nginx,stress,numa ]] ||
 	invocation+=" (--suites $suites)"
 
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
@@ -93,7 +95,7 @@ guest_quick=()
 
 # Host tools for the report, and the servers and tools for the guest image.
 packages=(gnuplot-nox memcached redis-tools stress-ng linux-perf binutils
-	python3)
+	python3 wrk libcrypt1 libpcre2-8-0 libssl3 zlib1g)
 missing=()
 for pkg in "${packages[@]}"; do
 	status=$(dpkg-query -W -f '${db:Status-Status}' "$pkg" 2>/dev/null || true)
@@ -128,6 +130,16 @@ cp -a "$userspace/." "$image_dir/"
 cp /usr/bin/memcached /usr/bin/redis-benchmark /usr/bin/stress-ng \
 	/usr/bin/perf "$image_dir/bin/"
 cp /usr/bin/redis-check-rdb "$image_dir/bin/redis-server"
+# Debian's nginx binary from its package, unpacked but not installed: the
+# nginx-common postinst would start a daemon on this machine. Its shared
+# libraries are the packages above.
+nginx_deb=$out/nginx-deb
+rm -rf "$nginx_deb"
+mkdir -p "$nginx_deb"
+(cd "$nginx_deb" && apt-get -qq -o APT::Sandbox::User=root download nginx)
+dpkg-deb -x "$nginx_deb"/nginx_*.deb "$nginx_deb/root"
+nginx_version=$(dpkg-deb -f "$nginx_deb"/nginx_*.deb Version)
+cp "$nginx_deb/root/usr/sbin/nginx" /usr/bin/wrk "$image_dir/bin/"
 qemu/mkinitramfs --kver "$kver" --stage "$stage" --userspace "$image_dir" \
 	--out "$out/initramfs.img"
 
@@ -175,7 +187,7 @@ only() {
 	done
 }
 runs=()
-rr_suites=$(only epcall rr) server_suites=$(only memc redis stress numa)
+rr_suites=$(only epcall rr) server_suites=$(only memc redis nginx stress numa)
 for ((r = 1; r <= unused_rounds || r <= feature_rounds; r++)); do
 	if ((r <= unused_rounds)) && [[ -n ${wanted[unused]:-} ]]; then
 		for k in A B C; do
@@ -211,9 +223,10 @@ echo "bench: guest runs took $(($(date +%s) - start)) s"
 	echo "qemu: $(qemu-system-x86_64 --version | head -n1)"
 	echo "guest: qemu/run ${GUEST[*]} (1 vCPU; node 1 memory only; no ASLR)"
 	echo "host load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
-	for tool in memcached redis-tools stress-ng linux-perf; do
+	for tool in memcached redis-tools stress-ng linux-perf wrk; do
 		echo "package $tool: $(dpkg-query -W -f '${Version}' "$tool")"
 	done
+	echo "package nginx: $nginx_version"
 } >"$raw/run.txt"
 "$here/hooks.py" "$stock/obj/vmlinux" "build/$series/kernel/obj/vmlinux" \
 	>"$raw/hooks.md"

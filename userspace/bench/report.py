@@ -113,6 +113,19 @@ def cell(rs, key, digits=1, spread=False):
     return f"{fmt(m, digits)} [{fmt(lo, digits)}..{fmt(hi, digits)}]"
 
 
+def server_usage(rs, requests_key):
+    """Each row's server CPU us and voluntary context switches per
+    request (srv_cpu_us, srv_vcs), from the server's counters taken
+    before and after the load."""
+    for r in rs:
+        b = dict(kv.split("=") for kv in r["server_before"].split(","))
+        a = dict(kv.split("=") for kv in r["server_after"].split(","))
+        n = float(r[requests_key])
+        r["srv_cpu_us"] = str((float(a["cpu_ns"]) - float(b["cpu_ns"])) /
+                              1e3 / n)
+        r["srv_vcs"] = str((float(a["vcs"]) - float(b["vcs"])) / n)
+
+
 def pct(x, digits=3):
     return f"{(x - 1) * 100:+.{digits}f}%"
 
@@ -206,8 +219,8 @@ class Report:
                "cached like the other; the static bench programs of "
                "`userspace/bench/` into `build/6.1/bench/bin`), makes one guest "
                "image for every boot (the project's image plus Debian's "
-               "`memcached`, `redis-server`, `redis-benchmark`, `stress-ng` "
-               "and `perf`, only in the bench image), boots each kernel "
+               "`memcached`, `redis-server`, `redis-benchmark`, `nginx`, "
+               "`wrk`, `stress-ng` and `perf`, only in the bench image), boots each kernel "
                "and writes `build/6.1/bench/results.md` and "
                "`build/6.1/bench/bench-*.png` from the raw `BENCH` lines in "
                "`build/6.1/bench/raw/`. To publish a run, copy its raw "
@@ -249,7 +262,7 @@ class Report:
                "per call, hint faults, migrations) are what the guest "
                "kernel did. CPU time per request is the server thread's "
                "CPU clock (`CLOCK_THREAD_CPUTIME_ID`, the scheduler's "
-               "runtime in ns; for memcached and redis the process CPU "
+               "runtime in ns; for memcached, redis and nginx the process CPU "
                "clock of the server); `getrusage()` of the same thread "
                "reports the same runtime in microseconds "
                "(check: section 2). Each suite runs in several rounds, "
@@ -331,6 +344,20 @@ class Report:
                     "redis-server unmodified:", "",
                     "| redis | clients | requests/s | server CPU us/req |",
                     "|---|---|---|---|", *rows, ""]
+        rows = []
+        for shim, label in self.SHIM_LABELS:
+            rs = self.db.select(suite="nginx", shim=shim)
+            if not rs or any(r.get("shim_refused") == "1"
+                             for r in rs) or "srv_cpu_us" not in rs[0]:
+                continue
+            rows.append(f"| {label} | {rs[0].get('conns')} | "
+                        f"{fmt(med(rs, 'rps'), 0)} | "
+                        f"{fmt(med(rs, 'srv_cpu_us'), 2)} |")
+        if rows:
+            out += ["`wrk` against Debian's nginx (closed loop), "
+                    "unmodified:", "",
+                    "| nginx | connections | requests/s | server CPU "
+                    "us/req |", "|---|---|---|---|", *rows, ""]
         summary = os.path.join(self.raw, "summary.md")
         if os.path.exists(summary):
             with open(summary) as f:
@@ -856,21 +883,53 @@ class Report:
                 self.w(f"| {label} | {n_clients} | {test} | {REFUSED} "
                        "| | | | | |")
                 continue
-            for r in rs:
-                b = dict(kv.split("=") for kv in
-                         r["server_before"].split(","))
-                a = dict(kv.split("=") for kv in
-                         r["server_after"].split(","))
-                n = float(r["server_requests"])
-                r["srv_cpu_us"] = str((float(a["cpu_ns"]) -
-                                       float(b["cpu_ns"])) / 1e3 / n)
-                r["srv_vcs"] = str((float(a["vcs"]) -
-                                    float(b["vcs"])) / n)
+            server_usage(rs, "server_requests")
             self.w(f"| {label} | {n_clients} | {test} | "
                    f"{cell(rs, 'rps', 0, True)} | "
                    f"{cell(rs, 'lat_p50_ms', 3)} | "
                    f"{cell(rs, 'lat_p99_ms', 3)} | "
                    f"{cell(rs, 'lat_max_ms', 3)} | "
+                   f"{cell(rs, 'srv_vcs', 3)} | "
+                   f"{cell(rs, 'srv_cpu_us', 3, True)} |")
+        self.w("")
+
+    def nginx(self):
+        rows = self.db.select(suite="nginx")
+        self.w("### nginx", "")
+        if not rows:
+            self.w("Missing: nginx did not run in the guest.", "")
+            return
+        r0 = rows[0]
+        self.w(f"Debian's `nginx` in one process (`master_process off`, "
+               f"one worker), on the guest's loopback, answering every "
+               f"request with a 3-byte body from memory (`return 200`, no "
+               f"access log), driven by `wrk -t1 -c {r0.get('conns')} -d "
+               f"{r0.get('seconds')}s --latency` (a closed loop: each "
+               "connection sends its next request when the reply is in). "
+               "wrk's figures in guest time; beside them the server's "
+               "counters over the run, per request. vs plain: requests/s "
+               "over plain's, medians.", "")
+        self.w("| nginx | conns | requests/s | vs plain | p50 us | p99 us "
+               "| errors | server vol cs/req | server CPU us/req |",
+               "|---|---|---|---|---|---|---|---|---|")
+        base = self.db.select(suite="nginx", shim="none")
+        for shim, label in self.SHIM_LABELS:
+            rs = self.db.select(suite="nginx", shim=shim)
+            if not rs:
+                continue
+            if any(r.get("shim_refused") == "1" for r in rs):
+                self.w(f"| {label} | {r0.get('conns')} | {REFUSED} "
+                       "| | | | | | |")
+                continue
+            server_usage(rs, "requests")
+            errors = sum(int(r.get("socket_errors", 0)) +
+                         int(r.get("non2xx", 0)) for r in rs)
+            ratio = (pct(med(rs, "rps") / med(base, "rps"), 1)
+                     if base else "n/a")
+            self.w(f"| {label} | {r0.get('conns')} | "
+                   f"{cell(rs, 'rps', 0, True)} | {ratio} | "
+                   f"{cell(rs, 'lat_p50_us', 0)} | "
+                   f"{cell(rs, 'lat_p99_us', 0)} | {errors} | "
                    f"{cell(rs, 'srv_vcs', 3)} | "
                    f"{cell(rs, 'srv_cpu_us', 3, True)} |")
         self.w("")
@@ -1006,6 +1065,7 @@ class Report:
         self.unused()
         self.rr()
         self.servers()
+        self.nginx()
         self.stress()
         self.numa()
         self.md[start:start] = self.results_first()
