@@ -8,7 +8,8 @@
 # under qemu/run --icount (guest time = instructions): every program runs
 # on CPU 0.
 #
-#   bench-guest.sh info|unused|epcall|rr|memc|redis|nginx|stress|numa [--quick]
+#   bench-guest.sh info|unused|epcall|rr|step|memc|redis|nginx|stress|numa
+#                  [--quick]
 #
 # info    kernel release, NUMA balancing, whether the module is loaded and
 #         its counters (no process may be using either feature)
@@ -20,6 +21,10 @@
 #         and min-wait at 5000, 20000 and 40000/s; with Poisson arrivals,
 #         the modes at 2000/s and the batch-target sweep at 4000/s; in an
 #         order that rotates with $BENCH_ROUND
+# step    bench_rr (8 connections, paced) under a step load: 500 ms at
+#         2000 requests/s, 500 ms at 40000, 500 ms at 2000 (--quick: 250
+#         ms each); plain, sleep hack, fixed and adaptive min-wait; one line
+#         per 20 ms window besides the run's
 # memc    memcached (one worker thread) driven by bench_memc at 2000/s
 # redis   redis-server driven by redis-benchmark (8, then 32 clients, GET
 #         and SET)
@@ -169,6 +174,18 @@ suite_rr() {
 		"4000 -p -k 2 minwait-first 200" \
 		"4000 -p -k 4 minwait-first 200" \
 		"4000 -p -k 8 minwait-first 200")
+}
+
+suite_step() {
+	local spec out line
+	while read -r spec; do
+		# shellcheck disable=SC2086 # "MODE WAIT_US"
+		out=$("$BIN/bench_rr" -s 40000 $spec 8 2000 "$(scale 1000 500)")
+		while read -r line; do
+			emit "$line"
+		done <<< "$out"
+	done < <(rotate "$round" "plain 0" "sleep 200" "minwait 200" \
+		"minwait-adaptive 200")
 }
 
 # wait_socket PATH: until PATH is a socket (5 s at most).
@@ -412,12 +429,12 @@ suite_numa() {
 }
 
 case $suite in
-	info | unused | epcall | rr | memc | redis | nginx | stress | numa)
+	info | unused | epcall | rr | step | memc | redis | nginx | stress | numa)
 		"suite_$suite"
 		;;
 	*)
 		echo "$0: unknown suite '$suite'" >&2
-		echo "usage: $0 info|unused|epcall|rr|memc|redis|nginx|stress|numa [--quick]" >&2
+		echo "usage: $0 info|unused|epcall|rr|step|memc|redis|nginx|stress|numa [--quick]" >&2
 		exit 2
 		;;
 esac

@@ -14,8 +14,8 @@
 # Every guest runs under qemu/run --icount (one vCPU, a memory-only second
 # NUMA node): guest time counts instructions, so results do not depend on
 # the host's load and boots can run side by side (--jobs).
-# The feature suites (epcall, rr, memc, redis, nginx, stress, numa) need the
-# module: they run on C. Expects `make initramfs kernel-stock
+# The feature suites (epcall, rr, step, memc, redis, nginx, stress, numa)
+# need the module: they run on C. Expects `make initramfs kernel-stock
 # bench-programs` done (the Makefile's bench target does it).
 set -euo pipefail
 
@@ -26,8 +26,8 @@ usage: $0 --stock DIR [--quick] [--rounds N] [--jobs N] [--stage DIR]
 
   --quick     fewer iterations (under 10 minutes once the kernels are built)
   --suites LIST  only these suites, a comma list of unused, epcall, rr,
-              memc, redis, nginx, stress, numa (default: all); the report
-              says the others are missing
+              step, memc, redis, nginx, stress, numa (default: all); the
+              report says the others are missing
   --rounds N  interleaved rounds per suite (default 3 for the unused-cost
               suite, 2 for the others; --quick: 2 and 2)
   --jobs N    guests booted side by side (default 2, the host's cores)
@@ -49,7 +49,7 @@ need_arg() {
 	(($2 >= 2)) || bad_usage "option '$1' needs an argument"
 }
 
-quick=0 rounds="" jobs=2 stock="" suites=unused,epcall,rr,memc,redis,nginx,stress,numa
+quick=0 rounds="" jobs=2 stock="" suites=unused,epcall,rr,step,memc,redis,nginx,stress,numa
 series=${KSERIES:-$(awk '!/^#/ && NF { print $1; exit }' "$(dirname -- "${BASH_SOURCE[0]}")/../../kernel/series")}
 stage=build/$series/stage userspace=build/$series/userspace
 while (($#)); do
@@ -74,14 +74,14 @@ declare -A wanted=()
 IFS=, read -ra suite_list <<< "$suites"
 for suite in "${suite_list[@]}"; do
 	case $suite in
-	unused | epcall | rr | memc | redis | nginx | stress | numa)
+	unused | epcall | rr | step | memc | redis | nginx | stress | numa)
 		wanted[$suite]=1
 		;;
 	*) bad_usage "unknown suite '$suite'" ;;
 	esac
 done
 ((${#wanted[@]})) || bad_usage "--suites names no suite"
-[[ $suites == unused,epcall,rr,memc,redis,nginx,stress,numa ]] ||
+[[ $suites == unused,epcall,rr,step,memc,redis,nginx,stress,numa ]] ||
 	invocation+=" (--suites $suites)"
 
 here=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)
@@ -187,7 +187,7 @@ only() {
 	done
 }
 runs=()
-rr_suites=$(only epcall rr) server_suites=$(only memc redis nginx stress numa)
+rr_suites=$(only epcall rr step) server_suites=$(only memc redis nginx stress numa)
 for ((r = 1; r <= unused_rounds || r <= feature_rounds; r++)); do
 	if ((r <= unused_rounds)) && [[ -n ${wanted[unused]:-} ]]; then
 		for k in A B C; do

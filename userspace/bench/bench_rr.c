@@ -5,7 +5,7 @@
  * process (a server thread and a client thread).
  *
  *   bench_rr [-k K] [-t SLACK_NS] [-c SERVER_CPU,CLIENT_CPU] [-p] [-e]
- *            MODE WAIT_US CONNS RATE REQUESTS
+ *            [-s HIGH] MODE WAIT_US CONNS RATE REQUESTS
  *
  * MODE: plain         epoll_wait(-1) as it is
  *       sleep         sleep WAIT_US, then epoll_wait(-1) (the userspace hack)
@@ -24,6 +24,9 @@
  * -p        Poisson arrivals: exponential gaps of mean 1 / RATE from a
  *           fixed seed (the same sequence in every run), instead of one
  *           request every 1 / RATE
+ * -s HIGH   a step load: REQUESTS at RATE, then as long at HIGH requests/s,
+ *           then REQUESTS at RATE again; after the result line, one line
+ *           per 20 ms of planned send time (see print_windows())
  *
  * A request is 16 bytes (send time, sequence number); the server echoes
  * it. The client sends request k at its time (start + k / RATE, or the
@@ -51,6 +54,7 @@
 
 #define MAX_CONNS	64
 #define BATCH		64
+#define WINDOW_NS	20000000ull	/* step load: its report's time unit */
 
 enum mode {
 	MODE_PLAIN, MODE_SLEEP, MODE_MINWAIT, MODE_MINWAIT_FIRST,
@@ -83,6 +87,8 @@ static enum mode mode;
 static long wait_us, conns, rate, requests, min_events;
 static unsigned long timer_slack_ns = 1;
 static int poisson;
+static long step_rate;		/* -s: the middle phase's rate, or 0 */
+static long phase_requests;	/* -s: the requests of a RATE phase */
 static int edge_triggered;
 static uint64_t *send_at_ns;	/* request k's time, from the start */
 static int server_cpu, client_cpu;
@@ -91,8 +97,27 @@ static int server_ep;
 static struct server_result server;
 static uint64_t *latency_ns;
 
-/* Echo every whole request waiting on @fd; returns how many. */
-static long serve_conn(int fd)
+/*
+ * Step load: what the server did for the requests planned in each
+ * window. A window is closed when the server first serves a request
+ * planned in a later one: the thread CPU clock is read once per window,
+ * not per call, so the figures cost every mode the same.
+ */
+struct window {
+	long handled;
+	long epoll_calls;
+	long events;
+	uint64_t cpu_ns;
+};
+
+static struct window *windows;
+static long n_windows;
+
+/*
+ * Echo every whole request waiting on @fd; returns how many, and the
+ * highest sequence number echoed in *@last_seq.
+ */
+static long serve_conn(int fd, uint64_t *last_seq)
 {
 	struct request buf[BATCH];
 	long n = 0;
@@ -107,7 +132,30 @@ static long serve_conn(int fd)
 		if (send(fd, buf, r, 0) != r)
 			bench_die("server send");
 		n += r / sizeof(buf[0]);
+		if (buf[r / sizeof(buf[0]) - 1].seq > *last_seq)
+			*last_seq = buf[r / sizeof(buf[0]) - 1].seq;
 	}
+}
+
+/*
+ * Step load: charge what the server did since the last mark to window
+ * @cur, once it serves request @seq, planned in a later window.
+ */
+static void window_mark(long *cur, uint64_t seq, struct window *mark)
+{
+	long w = send_at_ns[seq] / WINDOW_NS;
+	uint64_t cpu;
+
+	if (w <= *cur)
+		return;
+	cpu = bench_thread_cpu_ns();
+	windows[*cur].handled += server.handled - mark->handled;
+	windows[*cur].epoll_calls += server.epoll_calls - mark->epoll_calls;
+	windows[*cur].events += server.events - mark->events;
+	windows[*cur].cpu_ns += cpu - mark->cpu_ns;
+	*mark = (struct window){ server.handled, server.epoll_calls,
+				 server.events, cpu };
+	*cur = w < n_windows ? w : n_windows - 1;
 }
 
 static void *server_main(void *arg)
@@ -115,12 +163,15 @@ static void *server_main(void *arg)
 	struct timespec nap = { 0, wait_us * 1000 };
 	struct epoll_event ev[BATCH];
 	struct bench_usage u0, u1;
-	uint64_t t0, c0;
+	struct window mark = { 0 };
+	uint64_t t0, c0, last_seq = 0;
+	long cur = 0;
 
 	(void)arg;
 	bench_pin(server_cpu);
 	bench_usage_read(RUSAGE_THREAD, &u0);
 	c0 = bench_thread_cpu_ns();
+	mark.cpu_ns = c0;
 	t0 = bench_now_ns();
 	while (server.handled < requests) {
 		int n;
@@ -136,7 +187,13 @@ static void *server_main(void *arg)
 		server.epoll_calls++;
 		server.events += n;
 		for (int i = 0; i < n; i++)
-			server.handled += serve_conn(ev[i].data.fd);
+			server.handled += serve_conn(ev[i].data.fd, &last_seq);
+		if (step_rate)
+			window_mark(&cur, last_seq, &mark);
+	}
+	if (step_rate) {
+		cur = n_windows;
+		window_mark(&cur, requests - 1, &mark);
 	}
 	server.wall_ns = bench_now_ns() - t0;
 	server.cpu_ns = bench_thread_cpu_ns() - c0;
@@ -218,22 +275,40 @@ static void client_main(void)
 	close(ep);
 }
 
-/* When each request is sent: paced, or Poisson arrivals at @rate. */
+/*
+ * When each request is sent: paced, or Poisson arrivals at the rate of
+ * its phase (one phase, or the step load's three).
+ */
 static void plan_arrivals(void)
 {
 	uint64_t x = 0x9e3779b97f4a7c15ull;	/* fixed seed: same in every run */
+	long high = step_rate ? requests - 2 * phase_requests : 0;
+	uint64_t phase_ns = phase_requests * (1000000000ull / rate);
 	double t = 0;
 
 	for (long k = 0; k < requests; k++) {
+		long r = rate, first = 0;
+		uint64_t start = 0;
+
+		if (step_rate && k >= phase_requests + high) {
+			first = phase_requests + high;
+			start = 2 * phase_ns;
+		} else if (step_rate && k >= phase_requests) {
+			r = step_rate;
+			first = phase_requests;
+			start = phase_ns;
+		}
 		if (!poisson) {
-			send_at_ns[k] = k * (1000000000ull / rate);
+			send_at_ns[k] = start + (k - first) * (1000000000ull / r);
 			continue;
 		}
-		/* xorshift64, then an exponential gap of mean 1 / rate. */
+		/* xorshift64, then an exponential gap of mean 1 / r. */
 		x ^= x << 13;
 		x ^= x >> 7;
 		x ^= x << 17;
-		t += -log(((x >> 11) + 1) * 0x1p-53) * 1e9 / rate;
+		if (k == first)
+			t = start;
+		t += -log(((x >> 11) + 1) * 0x1p-53) * 1e9 / r;
 		send_at_ns[k] = t;
 	}
 }
@@ -252,6 +327,46 @@ static void print_params(void)
 	       mode_names[mode], wait_us, min_events, timer_slack_ns,
 	       poisson ? "poisson" : "paced", edge_triggered ? "et" : "lt",
 	       conns, rate, requests);
+	if (step_rate)
+		printf(" step_rate=%ld phase_ms=%llu", step_rate,
+		       phase_requests * (1000000000ull / rate) / 1000000);
+}
+
+/*
+ * Step load: per window of planned send time, its start (ms), the rate
+ * planned then, and what the server did for it (requests, epoll_wait
+ * calls, events per call, CPU per request) with the p99 latency of the
+ * requests planned in it.
+ */
+static void print_windows(void)
+{
+	uint64_t *lat = calloc(requests, sizeof(*lat));
+	uint64_t phase_ns = phase_requests * (1000000000ull / rate);
+	long k = 0;
+
+	if (!lat)
+		bench_die("calloc");
+	for (long w = 0; w < n_windows; w++) {
+		const struct window *win = &windows[w];
+		uint64_t t = w * WINDOW_NS;
+		size_t n = 0;
+
+		for (; k < requests && send_at_ns[k] < t + WINDOW_NS; k++)
+			lat[n++] = latency_ns[k];
+		if (!n || !win->handled)
+			continue;
+		qsort(lat, n, sizeof(*lat), bench_cmp_u64);
+		print_params();
+		printf(" window_ms=%llu t_ms=%llu load=%ld win_requests=%ld win_epoll_calls=%ld win_events_per_call=%.3f win_cpu_us_per_req=%.4f win_lat_p99_us=%.1f\n",
+		       WINDOW_NS / 1000000, (unsigned long long)t / 1000000,
+		       t >= phase_ns && t < 2 * phase_ns ? step_rate : rate,
+		       win->handled, win->epoll_calls,
+		       win->epoll_calls ?
+		       (double)win->events / win->epoll_calls : 0.0,
+		       win->cpu_ns / 1e3 / win->handled,
+		       bench_quantile(lat, n, 0.99) / 1e3);
+	}
+	free(lat);
 }
 
 /*
@@ -272,7 +387,7 @@ static int server_ctl(int op, const char *name, uint64_t value)
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-k K] [-t SLACK_NS] [-c SERVER_CPU,CLIENT_CPU] [-p] [-e] plain|sleep|minwait|minwait-first WAIT_US CONNS RATE REQUESTS\n",
+		"usage: %s [-k K] [-t SLACK_NS] [-c SERVER_CPU,CLIENT_CPU] [-p] [-e] [-s HIGH] plain|sleep|minwait|minwait-first|minwait-adaptive WAIT_US CONNS RATE REQUESTS\n",
 		prog);
 }
 
@@ -282,8 +397,15 @@ int main(int argc, char **argv)
 	pthread_t thread;
 	int m, opt;
 
-	while ((opt = getopt(argc, argv, "k:t:c:pe")) != -1) {
+	while ((opt = getopt(argc, argv, "k:t:c:pes:")) != -1) {
 		switch (opt) {
+		case 's':
+			step_rate = atol(optarg);
+			if (step_rate < 1) {
+				usage(argv[0]);
+				return 2;
+			}
+			break;
 		case 'p':
 			poisson = 1;
 			break;
@@ -322,6 +444,16 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	mode = m;
+	if (step_rate) {
+		phase_requests = requests;
+		requests = 2 * requests +
+			   (long)((double)requests * step_rate / rate);
+		n_windows = (3 * phase_requests * (1000000000ull / rate)) /
+			    WINDOW_NS + 1;
+		windows = calloc(n_windows, sizeof(*windows));
+		if (!windows)
+			bench_die("calloc");
+	}
 	/* Both threads inherit it: the same slack for every mode. */
 	if (prctl(PR_SET_TIMERSLACK, timer_slack_ns, 0, 0, 0))
 		bench_die("PR_SET_TIMERSLACK");
@@ -379,5 +511,7 @@ int main(int argc, char **argv)
 	       bench_quantile(latency_ns, requests, 0.50) / 1e3,
 	       bench_quantile(latency_ns, requests, 0.99) / 1e3,
 	       bench_quantile(latency_ns, requests, 0.999) / 1e3);
+	if (step_rate)
+		print_windows();
 	return 0;
 }

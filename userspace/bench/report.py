@@ -808,6 +808,107 @@ class Report:
                    "only the user/system split of rusage is tick-sampled.")
         self.w("")
 
+    # -- step load ------------------------------------------------------------
+
+    STEP_MODES = (("plain", "0"), ("sleep", "200"), ("minwait", "200"),
+                  ("minwait-adaptive", "200"))
+    STEP_TOLERANCE = 0.10
+
+    def step_series(self, mode, wait_us):
+        """Per window start (ms): the medians over the rounds of CPU us
+        per request, events per call and p99 us, and the planned load."""
+        by_t = {}
+        for r in self.db.select(suite="step", mode=mode, wait_us=wait_us):
+            if "t_ms" in r:
+                by_t.setdefault(int(r["t_ms"]), []).append(r)
+        return {t: (med(rs, "win_cpu_us_per_req"),
+                    med(rs, "win_events_per_call"),
+                    med(rs, "win_lat_p99_us"), int(rs[0]["load"]))
+                for t, rs in sorted(by_t.items())}
+
+    def step_phases(self, series):
+        """The phases as (first window ms, end ms, load), in order."""
+        phases = []
+        for t, (_, _, _, load) in series.items():
+            if phases and phases[-1][2] == load:
+                phases[-1][1] = t
+            else:
+                phases.append([t, t, load])
+        window = self.step_window()
+        return [(a, b + window, load) for a, b, load in phases]
+
+    def step_window(self):
+        rows = [r for r in self.db.select(suite="step") if "window_ms" in r]
+        return int(rows[0]["window_ms"]) if rows else 0
+
+    def step_settle(self, series, phase):
+        """Steady CPU per request and p99 of a phase (medians of its
+        second half's windows), and the time from its start to the end
+        of the first window after which two windows in a row are within
+        STEP_TOLERANCE of that CPU figure (None: never)."""
+        start, end, _ = phase
+        ts = [t for t in series if start <= t < end]
+        half = ts[len(ts) // 2:]
+        steady = statistics.median(series[t][0] for t in half)
+        p99 = statistics.median(series[t][2] for t in half)
+        window = self.step_window()
+        settle = None
+        for a, b in zip(ts, ts[1:]):
+            if all(abs(series[t][0] / steady - 1) <= self.STEP_TOLERANCE
+                   for t in (a, b)):
+                settle = a + window - start
+                break
+        return steady, p99, settle
+
+    def step(self):
+        rows = [r for r in self.db.select(suite="step") if "t_ms" in r]
+        self.w("### A step load: 2,000 -> 40,000 -> 2,000 requests/s", "")
+        if not rows:
+            self.w("Missing: the step load did not run.", "")
+            return
+        r0 = rows[0]
+        window = self.step_window()
+        self.w(f"`bench_rr -s {r0.get('step_rate')}` ({r0.get('conns')} "
+               f"connections, paced): {r0.get('phase_ms')} ms at "
+               f"{r0.get('rate')} requests/s, {r0.get('phase_ms')} ms at "
+               f"{r0.get('step_rate')}, {r0.get('phase_ms')} ms at "
+               f"{r0.get('rate')} again, one run per mode per round. The "
+               f"server charges what it does to {window} ms windows of "
+               "planned send time (it reads its thread CPU clock once per "
+               "window, when it first serves a request of the next one); "
+               "each window's figure is the median over the rounds. "
+               "*Steady*: the median of the phase's second half. "
+               "*Settled after*: from the step to the end of the first "
+               "of the first two windows in a row that both cost within "
+               f"{self.STEP_TOLERANCE * 100:.0f}% of the phase's steady "
+               "CPU per request (the goal: 100 ms).", "")
+        self.w("| mode | phase | load req/s | steady CPU us/req | steady "
+               "p99 us | settled after ms |", "|---|---|---|---|---|---|")
+        plot = {}
+        for mode, us in self.STEP_MODES:
+            series = self.step_series(mode, us)
+            if not series:
+                continue
+            plot[mode] = series
+            for i, phase in enumerate(self.step_phases(series)):
+                steady, p99, settle = self.step_settle(series, phase)
+                after = ("(start)" if i == 0 else
+                         "never" if settle is None else str(settle))
+                self.w(f"| {mode_label(mode, us)} | {i + 1} | {phase[2]} | "
+                       f"{fmt(steady, 2)} | {fmt(p99)} | {after} |")
+        self.w("", "![server CPU per request and events per call, per "
+               f"{window} ms window, through the step "
+               "load](bench-step.png)", "")
+        lines = []
+        for t in sorted({t for series in plot.values() for t in series}):
+            line = [str(t)]
+            for mode, _ in self.STEP_MODES:
+                v = plot.get(mode, {}).get(t)
+                line += (["NaN"] * 2 if v is None else
+                         [f"{v[0]:.4f}", f"{v[1]:.3f}"])
+            lines.append(" ".join(line))
+        self.dat_file("bench-step.dat", lines)
+
     # -- servers and tools --------------------------------------------------
 
     SHIM_LABELS = (("none", "plain"),
@@ -1071,6 +1172,7 @@ class Report:
         self.method()
         self.unused()
         self.rr()
+        self.step()
         self.servers()
         self.nginx()
         self.stress()

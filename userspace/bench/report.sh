@@ -55,5 +55,6 @@ plot() {
 }
 plot unused bench-unused.dat
 plot rr-rates bench-rr-rates.dat
+plot step bench-step.dat
 plot minwait-sweep bench-minwait-sweep.dat bench-minwait-sleep.dat
 plot numa-probe bench-numa-probe.dat
