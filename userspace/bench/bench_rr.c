@@ -137,24 +137,30 @@ static long serve_conn(int fd, uint64_t *last_seq)
 	}
 }
 
+/* Step load: charge what the server did since @mark to window @w. */
+static void window_charge(long w, struct window *mark)
+{
+	uint64_t cpu = bench_thread_cpu_ns();
+
+	windows[w].handled += server.handled - mark->handled;
+	windows[w].epoll_calls += server.epoll_calls - mark->epoll_calls;
+	windows[w].events += server.events - mark->events;
+	windows[w].cpu_ns += cpu - mark->cpu_ns;
+	*mark = (struct window){ server.handled, server.epoll_calls,
+				 server.events, cpu };
+}
+
 /*
- * Step load: charge what the server did since the last mark to window
- * @cur, once it serves request @seq, planned in a later window.
+ * Step load: once the server serves request @seq, planned in a window
+ * after @cur, charge window @cur and make @seq's window the current one.
  */
 static void window_mark(long *cur, uint64_t seq, struct window *mark)
 {
 	long w = send_at_ns[seq] / WINDOW_NS;
-	uint64_t cpu;
 
 	if (w <= *cur)
 		return;
-	cpu = bench_thread_cpu_ns();
-	windows[*cur].handled += server.handled - mark->handled;
-	windows[*cur].epoll_calls += server.epoll_calls - mark->epoll_calls;
-	windows[*cur].events += server.events - mark->events;
-	windows[*cur].cpu_ns += cpu - mark->cpu_ns;
-	*mark = (struct window){ server.handled, server.epoll_calls,
-				 server.events, cpu };
+	window_charge(*cur, mark);
 	*cur = w < n_windows ? w : n_windows - 1;
 }
 
@@ -191,10 +197,8 @@ static void *server_main(void *arg)
 		if (step_rate)
 			window_mark(&cur, last_seq, &mark);
 	}
-	if (step_rate) {
-		cur = n_windows;
-		window_mark(&cur, requests - 1, &mark);
-	}
+	if (step_rate)
+		window_charge(cur, &mark);
 	server.wall_ns = bench_now_ns() - t0;
 	server.cpu_ns = bench_thread_cpu_ns() - c0;
 	bench_usage_read(RUSAGE_THREAD, &u1);
