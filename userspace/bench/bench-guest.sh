@@ -269,13 +269,16 @@ wait_listen() {
 }
 
 # nginx_conf: one process serving a fixed 3-byte body from memory, nothing
-# written per request, every path it would write under $NGINX_DIR.
+# written per request, every path it would write under $NGINX_DIR. Run
+# as root, nginx looks up its default user (www-data), which the guest
+# has not: it is told to stay root.
 nginx_conf() {
 	local d=$NGINX_DIR
 	mkdir -p "$d"
 	cat > "$d/nginx.conf" <<CONF
 daemon off;
 master_process off;
+user root;
 worker_processes 1;
 error_log stderr warn;
 pid $d/nginx.pid;
