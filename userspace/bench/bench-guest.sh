@@ -22,7 +22,7 @@
 #         the modes at 2000/s and the batch-target sweep at 4000/s; in an
 #         order that rotates with $BENCH_ROUND
 # step    bench_rr (8 connections, paced) under a step load: 500 ms at
-#         2000 requests/s, 500 ms at 40000, 500 ms at 2000 (--quick: 250
+#         2000 requests/s, 500 ms at 40000, 500 ms at 2000 (--quick: 200
 #         ms each); plain, sleep hack, fixed and adaptive min-wait; one line
 #         per 20 ms window besides the run's
 # memc    memcached (one worker thread) driven by bench_memc at 2000/s
@@ -180,7 +180,7 @@ suite_step() {
 	local spec out line
 	while read -r spec; do
 		# shellcheck disable=SC2086 # "MODE WAIT_US"
-		out=$("$BIN/bench_rr" -s 40000 $spec 8 2000 "$(scale 1000 500)")
+		out=$("$BIN/bench_rr" -s 40000 $spec 8 2000 "$(scale 1000 400)")
 		while read -r line; do
 			emit "$line"
 		done <<< "$out"
@@ -254,17 +254,31 @@ redis_run() {
 	done <<< "$csv"
 }
 
-# wait_listen PORT: until a TCP socket listens on 127.0.0.1:PORT (5 s at
-# most); read from /proc, as the guest has no ss or netstat.
+# listens_on PID PORT: whether a socket of PID listens on 127.0.0.1:PORT
+# (read from /proc, as the guest has no ss or netstat): a stray server
+# on the port would be measured instead.
+listens_on() {
+	local pid=$1 hex inode fd
+	hex=$(printf '0100007F:%04X' "$2")
+	while read -r inode; do
+		for fd in "/proc/$pid/fd/"*; do
+			[[ $(readlink "$fd" 2> /dev/null) == "socket:[$inode]" ]] &&
+				return 0
+		done
+	done < <(awk -v a="$hex" '$2 == a && $4 == "0A" { print $10 }' \
+		/proc/net/tcp)
+	return 1
+}
+
+# wait_listen PID PORT: until PID listens on PORT (5 s at most); fails at
+# once if PID has exited.
 wait_listen() {
-	local i hex
-	hex=$(printf '0100007F:%04X' "$1")
+	local i
 	for ((i = 0; i < 50; i++)); do
-		awk -v a="$hex" '$2 == a && $4 == "0A" { found = 1 }
-			END { exit !found }' /proc/net/tcp && return 0
+		listens_on "$1" "$2" && return 0
+		kill -0 "$1" 2> /dev/null || return 1
 		sleep 0.1
 	done
-	echo "bench-guest: nothing listens on port $1" >&2
 	return 1
 }
 
@@ -301,29 +315,31 @@ CONF
 # nginx_run CONNS LABEL [ENV...]: one nginx run, started with ENV, and
 # wrk's figures with CONNS connections (requests, requests/s, latency
 # percentiles in us, errors) beside the server's counters over the run.
+# A run that cannot be made (nginx did not start, wrk failed or printed
+# no figures) is a line saying so, and the other runs go on.
 nginx_run() {
-	local conns=$1 label=$2 pid before after out err=/tmp/nginx.err
-	local seconds
+	local conns=$1 label=$2 pid before after out figures err=/tmp/nginx.err
+	local seconds rc=0
 	shift 2
 	seconds=$(scale 2 1)
 	[[ $label == none ]] || set -- LD_PRELOAD="$LIBMINWAIT" "$@"
 	env "$@" nginx -p "$NGINX_DIR" -c "$NGINX_DIR/nginx.conf" -e stderr \
 		2> "$err" &
 	pid=$!
-	wait_listen "$NGINX_PORT"
-	kill -0 "$pid" 2> /dev/null || {
-		echo "bench-guest: nginx exited: $(cat "$err")" >&2
-		return 1
-	}
+	if ! wait_listen "$pid" "$NGINX_PORT"; then
+		kill "$pid" 2> /dev/null || true
+		wait "$pid" || true
+		echo "bench-guest: nginx did not listen: $(cat "$err")" >&2
+		emit "server=nginx shim=$label conns=$conns failed=nginx-start"
+		return 0
+	fi
 	before=$("$BIN/bench_procstat" "$pid")
 	out=$(wrk -t1 -c "$conns" -d "${seconds}s" --latency \
-		"http://127.0.0.1:$NGINX_PORT/")
+		"http://127.0.0.1:$NGINX_PORT/") || rc=$?
 	after=$("$BIN/bench_procstat" "$pid")
 	kill "$pid"
 	wait "$pid" || true
-	emit "server=nginx shim=$label shim_refused=$(shim_refused "$err")" \
-		"conns=$conns seconds=$seconds" \
-		"$(awk '
+	figures=$(awk '
 		function us(v) {
 			if (v ~ /us$/) return v + 0
 			if (v ~ /ms$/) return v * 1000
@@ -336,31 +352,19 @@ nginx_run() {
 		/Socket errors:/ { gsub(/,/, ""); errs = $4 + $6 + $8 + $10 }
 		/Non-2xx/ { bad = $NF }
 		END {
+			if (!n || rps == "" || p99 == "") exit 1
 			printf "requests=%s rps=%s lat_p50_us=%s lat_p99_us=%s", \
 				n, rps, p50, p99
 			printf " socket_errors=%d non2xx=%d", errs, bad
-		}' <<< "$out")" \
+		}' <<< "$out") || rc=1
+	if ((rc)); then
+		echo "bench-guest: wrk failed ($rc): $out" >&2
+		emit "server=nginx shim=$label conns=$conns failed=wrk"
+		return 0
+	fi
+	emit "server=nginx shim=$label shim_refused=$(shim_refused "$err")" \
+		"conns=$conns seconds=$seconds $figures" \
 		"server_before=${before// /,} server_after=${after// /,}"
-}
-
-suite_memc() {
-	local shim
-	while read -r shim; do
-		# shellcheck disable=SC2086 # "label env..."
-		memc_run $shim
-	done < <(rotate "$round" "${SHIMS[@]}")
-}
-
-# A closed loop of 8 clients, and of 32: more than a fixed batch target
-# of 8 expects.
-suite_redis() {
-	local shim clients
-	for clients in 8 32; do
-		while read -r shim; do
-			# shellcheck disable=SC2086 # "label env..."
-			redis_run "$clients" $shim
-		done < <(rotate "$round" "${SHIMS[@]}")
-	done
 }
 
 # The issue's load: wrk -t1 -c8, a closed loop of 8 connections over the

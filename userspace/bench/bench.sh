@@ -133,13 +133,16 @@ cp /usr/bin/redis-check-rdb "$image_dir/bin/redis-server"
 # Debian's nginx binary from its package, unpacked but not installed: the
 # nginx-common postinst would start a daemon on this machine. Its shared
 # libraries are the packages above.
-nginx_deb=$out/nginx-deb
-rm -rf "$nginx_deb"
-mkdir -p "$nginx_deb"
-(cd "$nginx_deb" && apt-get -qq -o APT::Sandbox::User=root download nginx)
-dpkg-deb -x "$nginx_deb"/nginx_*.deb "$nginx_deb/root"
-nginx_version=$(dpkg-deb -f "$nginx_deb"/nginx_*.deb Version)
-cp "$nginx_deb/root/usr/sbin/nginx" /usr/bin/wrk "$image_dir/bin/"
+nginx_version="not run"
+if [[ -n ${wanted[nginx]:-} ]]; then
+	nginx_deb=$out/nginx-deb
+	rm -rf "$nginx_deb"
+	mkdir -p "$nginx_deb"
+	(cd "$nginx_deb" && apt-get -qq -o APT::Sandbox::User=root download nginx)
+	dpkg-deb -x "$nginx_deb"/nginx_*.deb "$nginx_deb/root"
+	nginx_version=$(dpkg-deb -f "$nginx_deb"/nginx_*.deb Version)
+	cp "$nginx_deb/root/usr/sbin/nginx" /usr/bin/wrk "$image_dir/bin/"
+fi
 qemu/mkinitramfs --kver "$kver" --stage "$stage" --userspace "$image_dir" \
 	--out "$out/initramfs.img"
 

@@ -24,9 +24,10 @@
  * -p        Poisson arrivals: exponential gaps of mean 1 / RATE from a
  *           fixed seed (the same sequence in every run), instead of one
  *           request every 1 / RATE
- * -s HIGH   a step load: REQUESTS at RATE, then as long at HIGH requests/s,
- *           then REQUESTS at RATE again; after the result line, one line
- *           per 20 ms of planned send time (see print_windows())
+ * -s HIGH   a step load, paced: REQUESTS at RATE, then as long at HIGH
+ *           requests/s, then REQUESTS at RATE again (a phase: a whole
+ *           number of 20 ms windows); besides the run's result line, one
+ *           line per window of planned send time (see print_windows())
  *
  * A request is 16 bytes (send time, sequence number); the server echoes
  * it. The client sends request k at its time (start + k / RATE, or the
@@ -280,40 +281,33 @@ static void client_main(void)
 }
 
 /*
- * When each request is sent: paced, or Poisson arrivals at the rate of
- * its phase (one phase, or the step load's three).
+ * When each request is sent: paced (the step load's three phases, each
+ * paced), or Poisson arrivals at @rate.
  */
 static void plan_arrivals(void)
 {
 	uint64_t x = 0x9e3779b97f4a7c15ull;	/* fixed seed: same in every run */
-	long high = step_rate ? requests - 2 * phase_requests : 0;
-	uint64_t phase_ns = phase_requests * (1000000000ull / rate);
+	long high = requests - 2 * phase_requests;
+	uint64_t gap = 1000000000ull / rate;
 	double t = 0;
 
 	for (long k = 0; k < requests; k++) {
-		long r = rate, first = 0;
-		uint64_t start = 0;
-
-		if (step_rate && k >= phase_requests + high) {
-			first = phase_requests + high;
-			start = 2 * phase_ns;
+		if (poisson) {
+			/* xorshift64, then an exponential gap of mean 1 / rate. */
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			t += -log(((x >> 11) + 1) * 0x1p-53) * 1e9 / rate;
+			send_at_ns[k] = t;
+		} else if (step_rate && k >= phase_requests + high) {
+			send_at_ns[k] = (k - high) * gap + phase_requests * gap;
 		} else if (step_rate && k >= phase_requests) {
-			r = step_rate;
-			first = phase_requests;
-			start = phase_ns;
+			send_at_ns[k] = phase_requests * gap +
+					(k - phase_requests) *
+					(1000000000ull / step_rate);
+		} else {
+			send_at_ns[k] = k * gap;
 		}
-		if (!poisson) {
-			send_at_ns[k] = start + (k - first) * (1000000000ull / r);
-			continue;
-		}
-		/* xorshift64, then an exponential gap of mean 1 / r. */
-		x ^= x << 13;
-		x ^= x >> 7;
-		x ^= x << 17;
-		if (k == first)
-			t = start;
-		t += -log(((x >> 11) + 1) * 0x1p-53) * 1e9 / r;
-		send_at_ns[k] = t;
 	}
 }
 
@@ -405,10 +399,6 @@ int main(int argc, char **argv)
 		switch (opt) {
 		case 's':
 			step_rate = atol(optarg);
-			if (step_rate < 1) {
-				usage(argv[0]);
-				return 2;
-			}
 			break;
 		case 'p':
 			poisson = 1;
@@ -448,10 +438,18 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	mode = m;
+	/* The step load's windows and phases must line up. */
+	if (step_rate && (poisson || step_rate < 1 || step_rate > 1000000 ||
+			  rate > 1000000 ||
+			  requests * (1000000000ull / rate) % WINDOW_NS ||
+			  (uint64_t)requests * step_rate % rate)) {
+		fprintf(stderr, "%s: -s needs paced arrivals, rates up to 1000000/s and phases of whole %llu ms windows\n",
+			argv[0], WINDOW_NS / 1000000);
+		return 2;
+	}
 	if (step_rate) {
 		phase_requests = requests;
-		requests = 2 * requests +
-			   (long)((double)requests * step_rate / rate);
+		requests = 2 * requests + requests * step_rate / rate;
 		n_windows = (3 * phase_requests * (1000000000ull / rate)) /
 			    WINDOW_NS + 1;
 		windows = calloc(n_windows, sizeof(*windows));
@@ -501,6 +499,9 @@ int main(int argc, char **argv)
 	client_main();
 	pthread_join(thread, NULL);
 
+	/* Per window first: it reads the latencies in request order. */
+	if (step_rate)
+		print_windows();
 	qsort(latency_ns, requests, sizeof(*latency_ns), bench_cmp_u64);
 	s_cs = server.usage.nvcsw + server.usage.nivcsw;
 	print_params();
@@ -515,7 +516,5 @@ int main(int argc, char **argv)
 	       bench_quantile(latency_ns, requests, 0.50) / 1e3,
 	       bench_quantile(latency_ns, requests, 0.99) / 1e3,
 	       bench_quantile(latency_ns, requests, 0.999) / 1e3);
-	if (step_rate)
-		print_windows();
 	return 0;
 }

@@ -346,7 +346,8 @@ class Report:
                     "|---|---|---|---|", *rows, ""]
         rows = []
         for shim, label in self.SHIM_LABELS:
-            rs = self.db.select(suite="nginx", shim=shim)
+            rs = [r for r in self.db.select(suite="nginx", shim=shim)
+                  if "failed" not in r]
             if not rs or any(r.get("shim_refused") == "1"
                              for r in rs) or "srv_cpu_us" not in rs[0]:
                 continue
@@ -844,8 +845,8 @@ class Report:
     def step_settle(self, series, phase):
         """Steady CPU per request and p99 of a phase (medians of its
         second half's windows), and the time from its start to the end
-        of the first window after which two windows in a row are within
-        STEP_TOLERANCE of that CPU figure (None: never)."""
+        of the first of the first two adjacent windows that both cost
+        within STEP_TOLERANCE of that CPU figure (None: never)."""
         start, end, _ = phase
         ts = [t for t in series if start <= t < end]
         half = ts[len(ts) // 2:]
@@ -854,7 +855,7 @@ class Report:
         window = self.step_window()
         settle = None
         for a, b in zip(ts, ts[1:]):
-            if all(abs(series[t][0] / steady - 1) <= self.STEP_TOLERANCE
+            if b - a == window and all(abs(series[t][0] / steady - 1) <= self.STEP_TOLERANCE
                    for t in (a, b)):
                 settle = a + window - start
                 break
@@ -887,6 +888,9 @@ class Report:
         plot = {}
         for mode, us in self.STEP_MODES:
             series = self.step_series(mode, us)
+            if refused(self.db.select(suite="step", mode=mode, wait_us=us)):
+                self.w(f"| {mode_label(mode, us)} | | | {REFUSED} | | |")
+                continue
             if not series:
                 continue
             plot[mode] = series
@@ -1020,9 +1024,16 @@ class Report:
         self.w("| nginx | conns | requests/s | vs plain | p50 us | p99 us "
                "| errors | server vol cs/req | server CPU us/req |",
                "|---|---|---|---|---|---|---|---|---|")
-        base = self.db.select(suite="nginx", shim="none")
+        base = [r for r in self.db.select(suite="nginx", shim="none")
+                if "failed" not in r]
         for shim, label in self.SHIM_LABELS:
             rs = self.db.select(suite="nginx", shim=shim)
+            failed = [r["failed"] for r in rs if "failed" in r]
+            rs = [r for r in rs if "failed" not in r]
+            if failed:
+                self.w(f"| {label} | {r0.get('conns')} | "
+                       f"{len(failed)} run(s) failed: "
+                       f"{', '.join(sorted(set(failed)))} | | | | | | |")
             if not rs:
                 continue
             if any(r.get("shim_refused") == "1" for r in rs):
@@ -1033,7 +1044,7 @@ class Report:
             errors = sum(int(r.get("socket_errors", 0)) +
                          int(r.get("non2xx", 0)) for r in rs)
             ratio = (pct(med(rs, "rps") / med(base, "rps"), 1)
-                     if base else "n/a")
+                     if base and med(base, "rps") else "n/a")
             self.w(f"| {label} | {r0.get('conns')} | "
                    f"{cell(rs, 'rps', 0, True)} | {ratio} | "
                    f"{cell(rs, 'lat_p50_us', 0)} | "
