@@ -367,6 +367,26 @@ nginx_run() {
 		"server_before=${before// /,} server_after=${after// /,}"
 }
 
+suite_memc() {
+	local shim
+	while read -r shim; do
+		# shellcheck disable=SC2086 # "label env..."
+		memc_run $shim
+	done < <(rotate "$round" "${SHIMS[@]}")
+}
+
+# A closed loop of 8 clients, and of 32: more than a fixed batch target
+# of 8 expects.
+suite_redis() {
+	local shim clients
+	for clients in 8 32; do
+		while read -r shim; do
+			# shellcheck disable=SC2086 # "label env..."
+			redis_run "$clients" $shim
+		done < <(rotate "$round" "${SHIMS[@]}")
+	done
+}
+
 # The load: wrk -t1 -c8, a closed loop of 8 connections over the
 # loopback, which the guest brings up itself.
 suite_nginx() {
