@@ -245,6 +245,13 @@ static int dups_make_stale(struct dups *d, int epfd)
 	return ret;
 }
 
+/*
+ * Close the dups once their instance is closed: its release drops the
+ * items with cond_resched() between them, while the last close of the
+ * eventfd would drop them all in one loop that never reschedules
+ * (eventpoll_release_file()), a soft lockup under a debug kernel with
+ * the scan fixture's hundreds of thousands of items.
+ */
 static void dups_close(struct dups *d)
 {
 	int i;
@@ -763,12 +770,13 @@ FIXTURE_TEARDOWN(scan)
 	}
 	if (self->pinned)
 		sched_setaffinity(0, sizeof(self->saved), &self->saved);
-	dups_close(&self->d);
 	if (self->e >= 0)
 		close(self->e);
 	set_min_events(self->epfd, 0);
 	set_min_wait(self->epfd, 0);
 	close(self->epfd);
+	/* After the instance: see dups_close(). */
+	dups_close(&self->d);
 }
 
 /* Spins until the call's start is published, then until the delay. */
@@ -882,12 +890,13 @@ FIXTURE_SETUP(entry)
 
 FIXTURE_TEARDOWN(entry)
 {
-	dups_close(&self->d);
 	if (self->r >= 0)
 		close(self->r);
 	set_min_events(self->epfd, 0);
 	set_min_wait(self->epfd, 0);
 	close(self->epfd);
+	/* After the instance: see dups_close(). */
+	dups_close(&self->d);
 }
 
 TEST_F_TIMEOUT(entry, min_wait_timed_from_entry, 300)
