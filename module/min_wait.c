@@ -28,6 +28,8 @@
 #include "numab_minwait.h"
 
 atomic_t min_wait_instances = ATOMIC_INIT(0);
+/* Blocking calls that entered the wait: per CPU, no atomic on the way in. */
+DEFINE_PER_CPU(unsigned long, min_wait_waits);
 
 /* The bits of an EPOLL_CTL_MIN_WAIT value that may be set. */
 #define MIN_WAIT_VALID	(EPOLL_MIN_WAIT_AFTER_FIRST | \
@@ -54,6 +56,8 @@ static int min_wait_set(struct epoll_min_wait *mw, int op, u64 value)
 			break;
 		mw->usecs = lower_32_bits(value);
 		mw->flags = upper_32_bits(value);
+		/* Every call enters the minimum wait of a new value. */
+		mw->plain_calls = 0;
 		if (mw->flags & EPOLL_MIN_WAIT_ADAPT)
 			min_wait_adapt_reset(mw);
 		break;
@@ -296,10 +300,8 @@ static int min_wait_wait(struct epoll_min_waiter *w)
 	bool adaptive = READ_ONCE(w->mw->flags) & EPOLL_MIN_WAIT_ADAPT;
 	int res;
 
+	this_cpu_inc(min_wait_waits);
 	c.wait_us = min_wait_adapt_begin(w->mw, &c.gen);
-	/* No wait, and none in sight: sleep as a plain call. */
-	if (adaptive && !c.wait_us && min_wait_adapt_skip(w->mw))
-		return 0;
 	hrtimer_init_on_stack(&c.timer, CLOCK_MONOTONIC,
 			      c.hard ? HRTIMER_MODE_ABS_HARD : HRTIMER_MODE_ABS);
 	c.timer.function = min_wait_expire;

@@ -11,9 +11,10 @@
  *   time those take, CLIMB_EVENTS gaps. An average gap over M drops it
  *   back to 0: the instance idles longer than it may wait. While the
  *   last gap and the average are both over twice the climbing line, only
- *   one sleeping call in SAMPLE_SPARSE measures, and its gap counts for
- *   all of them; the others sleep as plain calls, at a plain call's
- *   cost, where no wait would batch.
+ *   one blocking call in SAMPLE_SPARSE measures, and its gap counts for
+ *   all of them; epoll makes the others plain calls (@plain_calls), which
+ *   never enter the module: where no wait would batch they cost what a
+ *   plain epoll_wait() does.
  * - A wait that ends with at most one event ready did not batch: w falls
  *   to 0 at once, and stays there for `tired` sleeping calls, a count
  *   that doubles with each fall (up to TIRED_MAX) and halves with each
@@ -63,8 +64,7 @@ struct min_wait_adapt {
 	u16 tired;		/* sleeping calls before w may climb again */
 	u16 backoff;		/* tired after the next fall */
 	u8 late;		/* early batches in a row that came after 4M/5 */
-	u8 sample_every;	/* sleeping calls at w = 0 per measured one */
-	u8 skip;		/* of them before the next is measured */
+	u8 sample_every;	/* blocking calls at w = 0 per measured one */
 	bool probing;		/* the target was raised by a probe */
 	bool ceiling_probe;	/* a target tried at the ceiling */
 };
@@ -100,21 +100,6 @@ u32 min_wait_adapt_begin(struct epoll_min_wait *mw, u16 *gen)
 	return min(READ_ONCE(mw->cur_usecs), READ_ONCE(mw->usecs));
 }
 
-/*
- * Whether a call about to sleep at w = 0 should rather sleep as a plain
- * call, unmeasured: the instance is far from a wait that batches.
- */
-bool min_wait_adapt_skip(struct epoll_min_wait *mw)
-{
-	struct min_wait_adapt *a = adapt_state(mw);
-	u8 skip = READ_ONCE(a->skip);
-
-	if (!skip)
-		return false;
-	WRITE_ONCE(a->skip, skip - 1);
-	return true;
-}
-
 static void adapt_set_wait(struct epoll_min_wait *mw, u64 usecs)
 {
 	WRITE_ONCE(mw->cur_usecs, clamp_t(u64, usecs, 1, READ_ONCE(mw->usecs)));
@@ -132,7 +117,7 @@ static void adapt_fall(struct epoll_min_wait *mw, struct min_wait_adapt *a)
 	WRITE_ONCE(a->backoff, min(backoff * 2, TIRED_MAX));
 	/* Measure the next sleeping calls from the first. */
 	WRITE_ONCE(a->sample_every, 1);
-	WRITE_ONCE(a->skip, 0);
+	WRITE_ONCE(mw->plain_calls, 0);
 }
 
 /* Far from a wait that batches: the last gap and the average over M/2. */
@@ -171,7 +156,8 @@ static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 	}
 	every = adapt_far(m, gap_us, gap8) ? SAMPLE_SPARSE : 1;
 	WRITE_ONCE(a->sample_every, every);
-	WRITE_ONCE(a->skip, every - 1);
+	/* Far from a wait that batches: the next calls are plain. */
+	WRITE_ONCE(mw->plain_calls, every - 1);
 	if (tired) {
 		WRITE_ONCE(a->tired, tired > stands_for ? tired - stands_for : 0);
 		return;

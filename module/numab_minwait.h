@@ -4,10 +4,12 @@
 
 #include <linux/atomic.h>
 #include <linux/ktime.h>
+#include <linux/percpu.h>
 #include <linux/types.h>
 
 /* Published read-only in debugfs. */
 extern atomic_t min_wait_instances;
+DECLARE_PER_CPU(unsigned long, min_wait_waits);
 
 int min_wait_register(void);
 void min_wait_unregister(void);
@@ -30,7 +32,6 @@ struct min_wait_sample {
 
 void min_wait_adapt_reset(struct epoll_min_wait *mw);
 u32 min_wait_adapt_begin(struct epoll_min_wait *mw, u16 *gen);
-bool min_wait_adapt_skip(struct epoll_min_wait *mw);
 void min_wait_adapt_end(struct epoll_min_wait *mw,
 			const struct min_wait_sample *s);
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * debugfs numab_minwait/counters: the state the module accounts for, one
- * "name value" pair a line, so that tests can check nothing leaks.
+ * debugfs numab_minwait/counters: the state the module accounts for, and
+ * the blocking calls that entered its minimum wait, one "name value" pair
+ * a line, so that tests can check nothing leaks and what epoll calls.
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -10,6 +11,16 @@
 
 static struct dentry *numab_debugfs_dir;
 
+static unsigned long min_wait_waits_sum(void)
+{
+	unsigned long sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += per_cpu(min_wait_waits, cpu);
+	return sum;
+}
+
 static int counters_show(struct seq_file *m, void *unused)
 {
 	seq_printf(m, "enabled_mms %d\n", numa_prctl_enabled_mms());
@@ -17,6 +28,7 @@ static int counters_show(struct seq_file *m, void *unused)
 	seq_printf(m, "key_held %d\n", numa_prctl_key_held());
 	seq_printf(m, "min_wait_instances %d\n",
 		   atomic_read(&min_wait_instances));
+	seq_printf(m, "min_wait_waits %lu\n", min_wait_waits_sum());
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(counters);

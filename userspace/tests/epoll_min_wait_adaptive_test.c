@@ -253,28 +253,48 @@ static void *wchan_fn(void *arg)
 	return NULL;
 }
 
+/* Blocking calls that entered the module's wait so far. */
+static long module_waits(void)
+{
+	long n = -1;
+
+	if (proc_field_long(NUMAB_DEBUGFS_COUNTERS, "min_wait_waits", &n))
+		return -1;
+	return n;
+}
+
 /*
  * Where no wait would batch, sleeping calls are plain ones: only one in
- * several enters the module's wait to measure its gap, so the light load
- * pays about what a plain epoll_wait() does.
+ * several enters the module's wait to measure its gap; epoll makes the
+ * others plain calls that never enter the module, so the light load pays
+ * about what a plain epoll_wait() does.
  */
 TEST_F(adapt, light_load_sleeps_as_plain)
 {
 	struct wchan_sampler ws = { .tid = gettid() };
+	long waits0, waits;
 	int sleeping;
 	struct run r;
 
 	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
 	ASSERT_EQ(0, pace(self, 32, 1, 60000));
 	ASSERT_EQ(0, pthread_create(&ws.th, NULL, wchan_fn, &ws));
+	waits0 = module_waits();
 	r = run_calls(self->epfd, 32, 2000);
+	waits = module_waits() - waits0;
 	ws.stop = true;
 	pthread_join(ws.th, NULL);
+	ASSERT_LE(0, waits0) TH_LOG("no min_wait_waits in the module's counters");
+	TH_LOG("%d calls, %ld entered the module", r.calls, waits);
+	EXPECT_EQ(32, r.calls);
+	/* One call in SAMPLE_SPARSE (8) measures; a third is a wide margin. */
+	EXPECT_GT(r.calls, 3 * waits);
+	EXPECT_LT(0, waits) TH_LOG("no call measured");
 	if (ws.no_wchan)
 		SKIP(return, "no /proc/TID/wchan (CONFIG_KALLSYMS)");
 	sleeping = ws.in_module + ws.asleep_else;
-	TH_LOG("%d calls; samples asleep: %d in the module's wait, %d elsewhere",
-	       r.calls, ws.in_module, ws.asleep_else);
+	TH_LOG("samples asleep: %d in the module's wait, %d elsewhere",
+	       ws.in_module, ws.asleep_else);
 	EXPECT_EQ(0, r.max_current);
 	ASSERT_LE(100, sleeping) TH_LOG("wchan shows no sleep");
 	/* One call in SAMPLE_SPARSE (8) measures; a third is a wide margin. */
