@@ -56,10 +56,8 @@ static int min_wait_set(struct epoll_min_wait *mw, int op, u64 value)
 			break;
 		mw->usecs = lower_32_bits(value);
 		mw->flags = upper_32_bits(value);
-		/* Every call enters the minimum wait of a new value. */
-		mw->plain_calls = 0;
-		if (mw->flags & EPOLL_MIN_WAIT_ADAPT)
-			min_wait_adapt_reset(mw);
+		/* Even a fixed one: calls made for the last learn nothing. */
+		min_wait_adapt_reset(mw);
 		break;
 	case EPOLL_CTL_MIN_EVENTS:
 		if (value > INT_MAX)

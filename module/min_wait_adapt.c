@@ -91,6 +91,7 @@ void min_wait_adapt_reset(struct epoll_min_wait *mw)
 	a->sample_every = 1;
 	mw->cur_usecs = 0;
 	mw->cur_events = 0;
+	mw->plain_calls = 0;
 }
 
 /* The wait of a call that is about to sleep, and the value it is for. */
@@ -156,7 +157,7 @@ static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 	}
 	every = adapt_far(m, gap_us, gap8) ? SAMPLE_SPARSE : 1;
 	WRITE_ONCE(a->sample_every, every);
-	/* Far from a wait that batches: the next calls are plain. */
+	/* Far from a wait that batches, the next calls are plain ones. */
 	WRITE_ONCE(mw->plain_calls, every - 1);
 	if (tired) {
 		WRITE_ONCE(a->tired, tired > stands_for ? tired - stands_for : 0);

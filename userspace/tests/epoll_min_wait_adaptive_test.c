@@ -357,6 +357,35 @@ TEST_F(adapt, new_value_resets)
 }
 
 /*
+ * A fixed value after the adaptive wait left calls plain (a light load:
+ * only one call in 8 measures): every call waits the fixed M again. The
+ * event is ready when each call starts; it returns after M, not at once.
+ */
+TEST_F(adapt, fixed_value_after_plain_calls_holds)
+{
+	struct epoll_event ev[64];
+	int i, n;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
+	ASSERT_EQ(0, pace(self, 10, 1, 60000));
+	run_calls(self->epfd, 10, 2000);
+	ASSERT_EQ(0, fdinfo_current(self->epfd));
+	ASSERT_EQ(M_US, set_min_wait(self->epfd, M_US));
+	for (i = 0; i < 8; i++) {
+		int64_t t0 = now_ns(), ms;
+
+		efd_signal(self->efd[0]);
+		n = epoll_wait(self->epfd, ev, 64, 2000);
+		ms = (now_ns() - t0) / 1000000;
+		efd_drain(self->efd[0]);
+		EXPECT_EQ(1, n);
+		EXPECT_LE(M_US / 1000 / 2, ms)
+			TH_LOG("call %d returned after %lld ms, M %d ms", i,
+			       (long long)ms, M_US / 1000);
+	}
+}
+
+/*
  * After climbing, bursts of two 150 ms apart: each call's wait (timed
  * from its start) ends idle, before the burst. That is not a batch: the
  * gap it measures drops w to 0.
