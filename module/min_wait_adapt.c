@@ -16,9 +16,10 @@
  *   never enter the module: where no wait would batch they cost what a
  *   plain epoll_wait() does.
  * - A wait that ends with at most one event ready did not batch: w falls
- *   to 0 at once, and stays there for `tired` sleeping calls, a count
- *   that doubles with each fall (up to TIRED_MAX) and halves with each
- *   wait that batched, so that a load at the edge does not oscillate.
+ *   to 0 at once, and stays there for `tired` calls (a sparse measure
+ *   counts for the calls it stands for), a count that doubles with each
+ *   fall (up to TIRED_MAX) and halves with each wait that batched, so
+ *   that a load at the edge does not oscillate.
  * - A wait that batched adapts its length and the batch that ends it
  *   (cur_events, as EPOLL_CTL_MIN_EVENTS would). One shorter than M that
  *   ran to its end with n events doubles w and ends the next ones at n;
@@ -61,7 +62,7 @@ struct min_wait_adapt {
 	u16 probe_every;	/* of the tries of a target one higher */
 	u16 try_every;		/* of the tries of a target at the ceiling */
 	u16 stream_max;		/* largest batch at the ceiling since a try */
-	u16 tired;		/* sleeping calls before w may climb again */
+	u16 tired;		/* calls before w may climb again */
 	u16 backoff;		/* tired after the next fall */
 	u8 late;		/* early batches in a row that came after 4M/5 */
 	u8 sample_every;	/* blocking calls at w = 0 per measured one */

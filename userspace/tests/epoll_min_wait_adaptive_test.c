@@ -357,9 +357,10 @@ TEST_F(adapt, new_value_resets)
 }
 
 /*
- * A fixed value after the adaptive wait left calls plain (a light load:
- * only one call in 8 measures): every call waits the fixed M again. The
- * event is ready when each call starts; it returns after M, not at once.
+ * A fixed value after the adaptive wait left calls plain (a light load,
+ * gaps of 80 ms, well over the M/2 past which only one call in 8
+ * measures): every call waits the fixed M again. The event is ready when
+ * each call starts; it returns after M, not at once.
  */
 TEST_F(adapt, fixed_value_after_plain_calls_holds)
 {
@@ -367,7 +368,7 @@ TEST_F(adapt, fixed_value_after_plain_calls_holds)
 	int i, n;
 
 	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
-	ASSERT_EQ(0, pace(self, 10, 1, 60000));
+	ASSERT_EQ(0, pace(self, 10, 1, 80000));
 	run_calls(self->epfd, 10, 2000);
 	ASSERT_EQ(0, fdinfo_current(self->epfd));
 	ASSERT_EQ(M_US, set_min_wait(self->epfd, M_US));
