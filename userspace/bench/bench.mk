@@ -11,7 +11,8 @@
 #                   under qemu/run --icount, writes
 #                   build/SERIES/bench/results.md and *.png from its raw/
 #   bench-report    docs/benchmarks.md and docs/bench-*.png again from the
-#                   committed raw results in docs/bench-raw/
+#                   committed raw results in docs/bench-raw/ (6.1), and
+#                   docs/bench-6.12/ from docs/bench-raw-6.12/
 
 BENCH_SRC := $(CURDIR)/userspace/bench
 BENCH_BIN := $(BUILD)/bench/bin
@@ -44,3 +45,5 @@ bench: initramfs kernel-stock bench-programs
 bench-report:
 	@userspace/bench/report.sh --raw docs/bench-raw --md docs/benchmarks.md \
 		--plots docs
+	@userspace/bench/report.sh --raw docs/bench-raw-6.12 \
+		--md docs/bench-6.12/benchmarks.md --plots docs/bench-6.12

@@ -31,8 +31,13 @@ def load(raw):
             for line in f:
                 if not line.startswith("BENCH "):
                     continue
-                row = dict(w.split("=", 1) for w in line.split()[1:]
-                           if "=" in w)
+                row = {}
+                for key, _, value in (w.partition("=")
+                                      for w in line.split()[1:] if "=" in w):
+                    # An info line's second kernel= is the release.
+                    if key == "kernel" and key in row:
+                        key = "release"
+                    row[key] = value
                 if row.get("suite") == "rr":
                     row.setdefault("arrivals", "paced")
                     row.setdefault("trigger", "lt")
@@ -173,6 +178,15 @@ def mode_label(mode, wait_us, min_events="0"):
     return label
 
 
+def series_of(db):
+    """The kernel series of the run, from its kernels' releases."""
+    for r in db.select(suite="info"):
+        m = re.match(r"(\d+\.\d+)\.", r.get("release", ""))
+        if m:
+            return m.group(1)
+    return "6.1"
+
+
 class Report:
     def __init__(self, raw, dat):
         self.db = Rows(load(raw))
@@ -181,6 +195,15 @@ class Report:
         self.dat = dat
         self.md = []
         self.unused_total = None
+        self.series = series_of(self.db)
+
+    def series_paths(self):
+        """The build folder, hook series and published raw folder of the
+        run's kernel series."""
+        if self.series == "6.1":
+            return "build/6.1", "hooks.patch", "docs/bench-raw/"
+        return (f"build/{self.series}", f"hooks-{self.series}.patch",
+                f"docs/bench-raw-{self.series}/")
 
     def w(self, *lines):
         self.md.extend(line for line in lines if line is not None)
@@ -192,17 +215,21 @@ class Report:
     # -- header -----------------------------------------------------------
 
     def intro(self):
-        self.w("# Benchmarks", "",
+        published = self.series_paths()[2]
+        title = "" if self.series == "6.1" else f" ({self.series} kernels)"
+        self.w(f"# Benchmarks{title}", "",
                "`make bench` measures, side by side in one run, what the "
                "hook series costs when nothing uses it and what the two "
                "features do when something does. It is not part of `make "
                "check`. This page is generated: `make bench-report` "
                "rewrites it, and its plots, from the raw results of the "
-               "run in `docs/bench-raw/`; the results come first, how they "
+               f"run in `{published}`; the results come first, how they "
                "are measured after them.", "")
 
     def method(self):
         run = self.run
+        build, patch, published = self.series_paths()
+        other = "6.12" if self.series == "6.1" else "6.1"
         self.w("## How the run is made", "",
                "```sh",
                "make bench           # ~16 min on the 2-core dev box, "
@@ -211,27 +238,31 @@ class Report:
                "clone with the kernels cached",
                "make bench SUITES=redis ROUNDS=3   # some suites only, "
                "3 rounds",
-               "make bench-report    # this page again from docs/bench-raw/",
+               "make bench-report    # this page again from "
+               f"{published}",
                "```", "",
                "It builds what it needs (the patched kernel, module and "
                "guest programs through `make initramfs`; the stock kernel "
                "through `make kernel-stock`, "
                "cached like the other; the static bench programs of "
-               "`userspace/bench/` into `build/6.1/bench/bin`), makes one guest "
+               f"`userspace/bench/` into `{build}/bench/bin`), makes one "
+               "guest "
                "image for every boot (the project's image plus Debian's "
                "`memcached`, `redis-server`, `redis-benchmark`, `nginx`, "
                "`wrk`, `stress-ng` and `perf`, only in the bench image), boots each kernel "
-               "and writes `build/6.1/bench/results.md` and "
-               "`build/6.1/bench/bench-*.png` from the raw `BENCH` lines in "
-               "`build/6.1/bench/raw/`. To publish a run, copy its raw "
-               "folder to `docs/bench-raw/` and run `make bench-report`. "
-               "The figures here are of the 6.1 kernels; `make KSERIES=6.12 "
-               "bench` runs the same suites on 6.12 (into `build/6.12/`).",
+               f"and writes `{build}/bench/results.md` and "
+               f"`{build}/bench/bench-*.png` from the raw `BENCH` lines in "
+               f"`{build}/bench/raw/`. To publish a run, copy its raw "
+               f"folder to `{published}` and run `make bench-report`. "
+               f"The figures here are of the {self.series} kernels; "
+               f"`make KSERIES={other} bench` runs the same suites on "
+               f"{other} (into `build/{other}/`).",
                "",
                "| kernel | what |", "|---|---|",
-               "| A | stock Debian 6.1 (`linux-source-6.1`), same "
+               f"| A | stock Debian {self.series} "
+               f"(`linux-source-{self.series}`), same "
                "`kernel/guest.config`, no patch |",
-               "| B | patched (`hooks.patch`), `numab_minwait` not loaded |",
+               f"| B | patched (`{patch}`), `numab_minwait` not loaded |",
                "| C | patched, `numab_minwait` loaded (`qemu/run "
                "--preload`), no process using either feature unless the "
                "test says so |", "")
@@ -284,7 +315,7 @@ class Report:
             i = self.db.select(suite="info", kernel=k)
             if i:
                 r = i[0]
-                self.w(f"- {k} ({label}): `{r.get('kernel')}`, "
+                self.w(f"- {k} ({label}): `{r.get('release')}`, "
                        f"numa_balancing={r.get('numa_balancing')}, nodes "
                        f"{r.get('nodes_online')} (CPUs on node "
                        f"{r.get('nodes_with_cpus')}), module "
