@@ -11,10 +11,12 @@
  *   time those take, CLIMB_EVENTS gaps. An average gap over M drops it
  *   back to 0: the instance idles longer than it may wait. While the
  *   last gap and the average are both over twice the climbing line, only
- *   one blocking call in SAMPLE_SPARSE measures, and its gap counts for
- *   all of them; epoll makes the others plain calls (@plain_calls), which
- *   never enter the module: where no wait would batch they cost what a
- *   plain epoll_wait() does.
+ *   one blocking call in SAMPLE_SPARSE measures, then one in twice as
+ *   many each time the gap is far again, up to SAMPLE_MAX; its gap
+ *   counts for all of them; epoll makes the others plain calls
+ *   (@plain_calls), which never enter the module: where no wait would
+ *   batch they cost what a plain epoll_wait() does. A count of calls,
+ *   not a time: when the load grows, the calls come faster.
  * - A wait that ends with at most one event ready did not batch: w falls
  *   to 0 at once, and stays there for `tired` calls (a sparse measure
  *   counts for the calls it stands for), a count that doubles with each
@@ -52,6 +54,7 @@
 #define PROBE_MAX	64
 #define LATE_STREAK	3
 #define SAMPLE_SPARSE	8
+#define SAMPLE_MAX	64
 
 /* Lives in struct epoll_min_wait's @priv. */
 struct min_wait_adapt {
@@ -140,8 +143,11 @@ static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 	u16 tired = READ_ONCE(a->tired);
 	u8 every, i;
 
-	/* A sparse measure stands for the calls it skipped too. */
-	for (i = 0; i < stands_for; i++)
+	/*
+	 * A sparse measure stands for the calls it skipped too (past 32 of
+	 * them, the average is the gap within 2%).
+	 */
+	for (i = 0; i < min_t(u8, stands_for, 32); i++)
 		gap8 = min_t(u64, gap8 - (gap8 >> 3) +
 			     min_t(u64, gap_us, U32_MAX >> 3), U32_MAX);
 	WRITE_ONCE(a->gap8, gap8);
@@ -156,7 +162,10 @@ static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 		}
 		return;
 	}
-	every = adapt_far(m, gap_us, gap8) ? SAMPLE_SPARSE : 1;
+	/* Far again: measure half as often, down to one in SAMPLE_MAX. */
+	every = 1;
+	if (adapt_far(m, gap_us, gap8))
+		every = clamp_t(u8, 2 * stands_for, SAMPLE_SPARSE, SAMPLE_MAX);
 	WRITE_ONCE(a->sample_every, every);
 	/* Far from a wait that batches, the next calls are plain ones. */
 	WRITE_ONCE(mw->plain_calls, every - 1);

@@ -302,6 +302,29 @@ TEST_F(adapt, light_load_sleeps_as_plain)
 	EXPECT_LT(0, ws.in_module) TH_LOG("no call measured");
 }
 
+/*
+ * The farther calls stay from batching, the fewer measure: one in 8,
+ * then one in 16, 32, up to 64. Of 56 calls with gaps of 80 ms (M/2 is
+ * 50 ms), calls 1, 9 and 25 measure; one in 8 throughout would be 7.
+ */
+TEST_F(adapt, far_load_measures_ever_less)
+{
+	long waits0, waits;
+	struct run r;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
+	ASSERT_EQ(0, pace(self, 56, 1, 80000));
+	waits0 = module_waits();
+	ASSERT_LE(0, waits0) TH_LOG("no min_wait_waits in the module's counters");
+	r = run_calls(self->epfd, 56, 2000);
+	waits = module_waits() - waits0;
+	TH_LOG("%d calls, %ld entered the module", r.calls, waits);
+	EXPECT_EQ(56, r.calls);
+	EXPECT_EQ(0, r.max_current);
+	EXPECT_LT(0, waits) TH_LOG("no call measured");
+	EXPECT_GE(4, waits);
+}
+
 /* Bursts that arrive together batch without waiting. */
 TEST_F(adapt, bursts_stay_at_zero)
 {
