@@ -181,7 +181,7 @@ def mode_label(mode, wait_us, min_events="0"):
 def series_of(db):
     """The kernel series of the run, from its kernels' releases."""
     for r in db.select(suite="info"):
-        m = re.match(r"(\d+\.\d+)\.", r.get("release", ""))
+        m = re.match(r"(\d+\.\d+)(?:[.-]|$)", r.get("release", ""))
         if m:
             return m.group(1)
     return "6.1"
