@@ -55,6 +55,7 @@
 #define LATE_STREAK	3
 #define SAMPLE_SPARSE	8
 #define SAMPLE_MAX	64
+#define SAMPLE_ROUNDS	32
 
 /* Lives in struct epoll_min_wait's @priv. */
 struct min_wait_adapt {
@@ -76,6 +77,8 @@ struct min_wait_adapt {
 static struct min_wait_adapt *adapt_state(struct epoll_min_wait *mw)
 {
 	BUILD_BUG_ON(sizeof(struct min_wait_adapt) > EPOLL_MW_PRIV_SIZE);
+	/* @sample_every doubles in a u8. */
+	BUILD_BUG_ON(2 * SAMPLE_MAX > U8_MAX);
 	return (struct min_wait_adapt *)mw->priv;
 }
 
@@ -144,10 +147,10 @@ static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 	u8 every, i;
 
 	/*
-	 * A sparse measure stands for the calls it skipped too (past 32 of
-	 * them, the average is the gap within 2%).
+	 * A sparse measure stands for the calls it skipped too; after
+	 * SAMPLE_ROUNDS of them 1.4% of the old average is left.
 	 */
-	for (i = 0; i < min_t(u8, stands_for, 32); i++)
+	for (i = 0; i < min_t(u8, stands_for, SAMPLE_ROUNDS); i++)
 		gap8 = min_t(u64, gap8 - (gap8 >> 3) +
 			     min_t(u64, gap_us, U32_MAX >> 3), U32_MAX);
 	WRITE_ONCE(a->gap8, gap8);
@@ -155,6 +158,8 @@ static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 	if (!at_zero) {
 		/* The instance idles longer than it may wait. */
 		if (gap8 >> 3 > m) {
+			WRITE_ONCE(a->sample_every, 1);
+			WRITE_ONCE(mw->plain_calls, 0);
 			WRITE_ONCE(mw->cur_usecs, 0);
 			WRITE_ONCE(mw->cur_events, 0);
 			WRITE_ONCE(a->ceiling_probe, false);

@@ -287,7 +287,7 @@ TEST_F(adapt, light_load_sleeps_as_plain)
 	ASSERT_LE(0, waits0) TH_LOG("no min_wait_waits in the module's counters");
 	TH_LOG("%d calls, %ld entered the module", r.calls, waits);
 	EXPECT_EQ(32, r.calls);
-	/* One call in SAMPLE_SPARSE (8) measures; a third is a wide margin. */
+	/* One call in 8 measures, then fewer; a third is a wide margin. */
 	EXPECT_GT(r.calls, 3 * waits);
 	EXPECT_LT(0, waits) TH_LOG("no call measured");
 	if (ws.no_wchan)
@@ -297,32 +297,9 @@ TEST_F(adapt, light_load_sleeps_as_plain)
 	       ws.in_module, ws.asleep_else);
 	EXPECT_EQ(0, r.max_current);
 	ASSERT_LE(100, sleeping) TH_LOG("wchan shows no sleep");
-	/* One call in SAMPLE_SPARSE (8) measures; a third is a wide margin. */
+	/* One call in 8 measures, then fewer; a third is a wide margin. */
 	EXPECT_GT(sleeping, 3 * ws.in_module);
 	EXPECT_LT(0, ws.in_module) TH_LOG("no call measured");
-}
-
-/*
- * The farther calls stay from batching, the fewer measure: one in 8,
- * then one in 16, 32, up to 64. Of 56 calls with gaps of 80 ms (M/2 is
- * 50 ms), calls 1, 9 and 25 measure; one in 8 throughout would be 7.
- */
-TEST_F(adapt, far_load_measures_ever_less)
-{
-	long waits0, waits;
-	struct run r;
-
-	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
-	ASSERT_EQ(0, pace(self, 56, 1, 80000));
-	waits0 = module_waits();
-	ASSERT_LE(0, waits0) TH_LOG("no min_wait_waits in the module's counters");
-	r = run_calls(self->epfd, 56, 2000);
-	waits = module_waits() - waits0;
-	TH_LOG("%d calls, %ld entered the module", r.calls, waits);
-	EXPECT_EQ(56, r.calls);
-	EXPECT_EQ(0, r.max_current);
-	EXPECT_LT(0, waits) TH_LOG("no call measured");
-	EXPECT_GE(4, waits);
 }
 
 /* Bursts that arrive together batch without waiting. */
@@ -378,6 +355,35 @@ static long climb(int epfd)
 	for (i = 0; i < 600 && !fdinfo_current(epfd); i++)
 		run_calls(epfd, 1, 2000);
 	return fdinfo_current(epfd);
+}
+
+/*
+ * The farther calls stay from batching, the fewer measure: one in 8,
+ * then one in 16, 32, up to 64. Of 124 calls with gaps of 80 ms (M/2 is
+ * 50 ms), calls 1, 9, 25, 57 and 121 measure; one in 8 throughout would
+ * be 16, and a late call (a gap under M/2) adds a few. The period is a
+ * count of calls: a heavy load that follows still makes the wait climb.
+ */
+TEST_F(adapt, far_load_measures_ever_less)
+{
+	long waits0, waits, cur;
+	struct run r;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
+	ASSERT_EQ(0, pace(self, 124, 1, 80000));
+	waits0 = module_waits();
+	ASSERT_LE(0, waits0) TH_LOG("no min_wait_waits in the module's counters");
+	r = run_calls(self->epfd, 124, 2000);
+	waits = module_waits() - waits0;
+	TH_LOG("%d calls, %ld entered the module", r.calls, waits);
+	EXPECT_EQ(124, r.calls);
+	EXPECT_EQ(0, r.max_current);
+	EXPECT_LE(4, waits) TH_LOG("calls stopped measuring");
+	EXPECT_GE(9, waits);
+
+	ASSERT_EQ(0, pace(self, 0, 1, 2000));
+	cur = climb(self->epfd);
+	EXPECT_LT(0, cur) TH_LOG("the heavy load did not make the wait climb");
 }
 
 /* A new value starts again from no wait. */
