@@ -235,5 +235,7 @@ echo "bench: guest runs took $(($(date +%s) - start)) s"
 	>"$raw/hooks.md"
 "$here/report.sh" --raw "$raw" --md "$out/results.md" --plots "$out"
 echo "bench: wrote $out/results.md and $out/bench-*.png"
-echo "bench: to publish this run: rm -rf docs/bench-raw/*.txt docs/bench-raw/hooks.md &&" \
-	"cp $raw/* docs/bench-raw/ && make bench-report"
+published=docs/bench-raw
+[[ $series == 6.1 ]] || published=docs/bench-raw-$series
+echo "bench: to publish this run: rm -rf $published/*.txt $published/hooks.md &&" \
+	"cp $raw/* $published/ && make bench-report"
