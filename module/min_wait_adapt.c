@@ -54,7 +54,7 @@
 #define PROBE_MAX	64
 #define LATE_STREAK	3
 #define SAMPLE_SPARSE	8
-#define SAMPLE_MAX	64
+#define SAMPLE_MAX	256
 #define SAMPLE_ROUNDS	32
 
 /* Lives in struct epoll_min_wait's @priv. */
@@ -69,7 +69,7 @@ struct min_wait_adapt {
 	u16 tired;		/* calls before w may climb again */
 	u16 backoff;		/* tired after the next fall */
 	u8 late;		/* early batches in a row that came after 4M/5 */
-	u8 sample_every;	/* blocking calls at w = 0 per measured one */
+	u16 sample_every;	/* blocking calls at w = 0 per measured one */
 	bool probing;		/* the target was raised by a probe */
 	bool ceiling_probe;	/* a target tried at the ceiling */
 };
@@ -77,8 +77,8 @@ struct min_wait_adapt {
 static struct min_wait_adapt *adapt_state(struct epoll_min_wait *mw)
 {
 	BUILD_BUG_ON(sizeof(struct min_wait_adapt) > EPOLL_MW_PRIV_SIZE);
-	/* @sample_every doubles in a u8. */
-	BUILD_BUG_ON(2 * SAMPLE_MAX > U8_MAX);
+	/* @sample_every doubles in a u16. */
+	BUILD_BUG_ON(2 * SAMPLE_MAX > U16_MAX);
 	return (struct min_wait_adapt *)mw->priv;
 }
 
@@ -140,17 +140,18 @@ static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 		      u64 gap_us)
 {
 	bool at_zero = !READ_ONCE(mw->cur_usecs);
-	u8 stands_for = at_zero ? max_t(u8, READ_ONCE(a->sample_every), 1) : 1;
+	u16 stands_for = at_zero ? max_t(u16, READ_ONCE(a->sample_every), 1) : 1;
 	u32 m = READ_ONCE(mw->usecs);
 	u32 gap8 = READ_ONCE(a->gap8);
 	u16 tired = READ_ONCE(a->tired);
-	u8 every, i;
+	u16 every;
+	u8 i;
 
 	/*
 	 * A sparse measure stands for the calls it skipped too; after
 	 * SAMPLE_ROUNDS of them 1.4% of the old average is left.
 	 */
-	for (i = 0; i < min_t(u8, stands_for, SAMPLE_ROUNDS); i++)
+	for (i = 0; i < min_t(u16, stands_for, SAMPLE_ROUNDS); i++)
 		gap8 = min_t(u64, gap8 - (gap8 >> 3) +
 			     min_t(u64, gap_us, U32_MAX >> 3), U32_MAX);
 	WRITE_ONCE(a->gap8, gap8);
@@ -170,7 +171,7 @@ static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 	/* Far again: measure half as often, down to one in SAMPLE_MAX. */
 	every = 1;
 	if (adapt_far(m, gap_us, gap8))
-		every = clamp_t(u8, 2 * stands_for, SAMPLE_SPARSE, SAMPLE_MAX);
+		every = clamp_t(u16, 2 * stands_for, SAMPLE_SPARSE, SAMPLE_MAX);
 	WRITE_ONCE(a->sample_every, every);
 	/* Far from a wait that batches, the next calls are plain ones. */
 	WRITE_ONCE(mw->plain_calls, every - 1);

@@ -359,7 +359,7 @@ TEST_F(adapt, heavy_load_climbs_then_falls)
 
 /*
  * The farther calls stay from batching, the fewer measure: one in 8,
- * then one in 16, 32, up to 64. Of 124 calls with gaps of 80 ms (M/2 is
+ * then one in 16, 32, up to 256. Of 124 calls with gaps of 80 ms (M/2 is
  * 50 ms), calls 1, 9, 25, 57 and 121 measure; one in 8 throughout would
  * be 16, and a late call (a gap under M/2) adds a few. The period is a
  * count of calls: a heavy load that follows still makes the wait climb.
