@@ -386,6 +386,39 @@ TEST_F(adapt, far_load_measures_ever_less)
 	EXPECT_LT(0, cur) TH_LOG("the heavy load did not make the wait climb");
 }
 
+/*
+ * Past 64 the period goes on doubling, up to one call in 256: with gaps
+ * of 40 ms (M/2 is 25 ms), calls 1, 9, 25, 57, 121, 249 and 505 measure,
+ * and the 255 calls between the last two are all plain ones, where a
+ * period capped at 64 would measure calls 313, 377 and 441.
+ */
+#define SPARSE_M_US	50000
+#define SPARSE_GAP_US	40000
+
+TEST_F_TIMEOUT(adapt, far_load_measures_one_call_in_256, 60)
+{
+	long waits0, waits;
+	struct run r;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, SPARSE_M_US | ADAPTIVE));
+	ASSERT_EQ(0, pace(self, 0, 1, SPARSE_GAP_US));
+	r = run_calls(self->epfd, 249, 2000);
+	ASSERT_EQ(249, r.calls);
+	waits0 = module_waits();
+	ASSERT_LE(0, waits0) TH_LOG("no min_wait_waits in the module's counters");
+	r = run_calls(self->epfd, 255, 2000);
+	waits = module_waits() - waits0;
+	TH_LOG("calls 250 to 504: %d returned, %ld entered the module",
+	       r.calls, waits);
+	EXPECT_EQ(255, r.calls);
+	EXPECT_EQ(0, r.max_current);
+	/*
+	 * A host stall that makes one measure before the 249th see a gap
+	 * under M/2 restarts the doubling: one of its measures lands here.
+	 */
+	EXPECT_GE(1, waits);
+}
+
 /* A new value starts again from no wait. */
 TEST_F(adapt, new_value_resets)
 {
