@@ -276,6 +276,7 @@ static void min_wait_report(struct min_wait_call *c, int res)
 		.end = ktime_get(),
 		.wait_us = c->wait_us,
 		.events = res,
+		.ready_wakes = w->ready_wakes,
 		.gen = c->gen,
 		.after_first = c->first,
 		.early = !c->over,

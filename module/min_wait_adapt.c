@@ -33,6 +33,13 @@
  *   batch they got. A closed loop of N clients so learns to end at N
  *   rather than wait out M, from the ceiling too, while a steady stream
  *   is timed by M.
+ * - A stream over N items has them all ready early, as a closed loop of
+ *   N has, but its sender has more for them: WAKE_PROBES probes of N + 1
+ *   in a row that ran out having seen ready wakes (epoll's count of
+ *   wakeups of items already ready) at over twice the average rate of
+ *   the early batches show a stream, at M or below: the next waits take
+ *   M and end by time. While its waits see them an earlier end is tried
+ *   less often, and one that comes early is probed at once.
  *
  * Calls that return at once are not seen, and no event is: the cost is a
  * few additions per call that slept. Several waiters of one instance
@@ -43,6 +50,7 @@
 #include <linux/uaccess.h>
 #include <linux/eventpoll.h>
 #include <linux/build_bug.h>
+#include <linux/math64.h>
 #include <linux/minmax.h>
 
 #include "numab_minwait.h"
@@ -56,6 +64,9 @@
 #define SAMPLE_SPARSE	8
 #define SAMPLE_MAX	256
 #define SAMPLE_ROUNDS	32
+#define WAKE_PROBES	2
+#define RATE_SHIFT	4
+#define RATE_UNKNOWN	U8_MAX
 
 /* Lives in struct epoll_min_wait's @priv. */
 struct min_wait_adapt {
@@ -70,6 +81,8 @@ struct min_wait_adapt {
 	u16 backoff;		/* tired after the next fall */
 	u8 late;		/* early batches in a row that came after 4M/5 */
 	u16 sample_every;	/* blocking calls at w = 0 per measured one */
+	u8 early_rate;		/* early batches' ready wakes per M << 4 */
+	u8 wake_probes;		/* probes in a row to which more came */
 	bool probing;		/* the target was raised by a probe */
 	bool ceiling_probe;	/* a target tried at the ceiling */
 };
@@ -96,6 +109,7 @@ void min_wait_adapt_reset(struct epoll_min_wait *mw)
 	a->probe_every = PROBE_MIN;
 	a->try_every = PROBE_MIN;
 	a->sample_every = 1;
+	a->early_rate = RATE_UNKNOWN;
 	mw->cur_usecs = 0;
 	mw->cur_events = 0;
 	mw->plain_calls = 0;
@@ -121,6 +135,8 @@ static void adapt_fall(struct epoll_min_wait *mw, struct min_wait_adapt *a)
 	WRITE_ONCE(mw->cur_events, 0);
 	WRITE_ONCE(a->ceiling_probe, false);
 	WRITE_ONCE(a->stream_max, 0);
+	WRITE_ONCE(a->early_rate, RATE_UNKNOWN);
+	WRITE_ONCE(a->wake_probes, 0);
 	WRITE_ONCE(a->tired, backoff);
 	WRITE_ONCE(a->backoff, min(backoff * 2, TIRED_MAX));
 	/* Measure the next sleeping calls from the first. */
@@ -165,6 +181,7 @@ static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 			WRITE_ONCE(mw->cur_events, 0);
 			WRITE_ONCE(a->ceiling_probe, false);
 			WRITE_ONCE(a->stream_max, 0);
+			WRITE_ONCE(a->early_rate, RATE_UNKNOWN);
 		}
 		return;
 	}
@@ -187,8 +204,37 @@ static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 		WRITE_ONCE(a->try_every, PROBE_MIN);
 		WRITE_ONCE(a->stream_max, 0);
 		WRITE_ONCE(a->late, 0);
+		WRITE_ONCE(a->early_rate, RATE_UNKNOWN);
+		WRITE_ONCE(a->wake_probes, 0);
 		adapt_set_wait(mw, (u64)CLIMB_EVENTS * (gap8 >> 3));
 	}
+}
+
+/* Ready wakes per M in a wait of @len_us, << RATE_SHIFT; saturates. */
+static u32 adapt_wake_rate(u32 wakes, u64 len_us, u32 m)
+{
+	u64 rate = div64_u64((u64)wakes * m << RATE_SHIFT, max(len_us, 1ULL));
+
+	return min_t(u64, rate, RATE_UNKNOWN - 1);
+}
+
+/*
+ * More came for the items a wait of @len_us held, per unit of time, than
+ * twice what comes for those of the batches that come early (a running
+ * average): a stream's sender has more to send, a closed loop's clients
+ * wait for their replies. Clients that write a request in parts wake
+ * their items in every batch alike, and other wakeups at a steady rate at
+ * the same rate.
+ */
+static bool adapt_more_came(struct min_wait_adapt *a,
+			    const struct min_wait_sample *s, u64 len_us,
+			    u32 m)
+{
+	u8 early = READ_ONCE(a->early_rate);
+
+	if (early == RATE_UNKNOWN || !s->ready_wakes)
+		return false;
+	return adapt_wake_rate(s->ready_wakes, len_us, m) > 2 * (u32)early;
 }
 
 /*
@@ -232,6 +278,23 @@ static bool adapt_stream(struct min_wait_adapt *a,
 	       target * took_before > (target - 1) * (u64)m;
 }
 
+/*
+ * A probe of a target one higher ran out: whether more came for the items
+ * it held in WAKE_PROBES such probes in a row (one could be a stray
+ * wakeup).
+ */
+static bool adapt_probe_more(struct min_wait_adapt *a,
+			     const struct min_wait_sample *s, u64 took_us,
+			     u32 m)
+{
+	u8 n = 0;
+
+	if (adapt_more_came(a, s, took_us, m))
+		n = READ_ONCE(a->wake_probes) + 1;
+	WRITE_ONCE(a->wake_probes, n < WAKE_PROBES ? n : 0);
+	return n >= WAKE_PROBES;
+}
+
 /* A wait that ended with a batch of two or more. */
 static void adapt_batched(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 			  const struct min_wait_sample *s)
@@ -243,9 +306,20 @@ static void adapt_batched(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 	u32 target = READ_ONCE(mw->cur_events);
 	u32 m = READ_ONCE(mw->usecs);
 	u16 probe = READ_ONCE(a->probe);
+	u8 early_rate;
+	u32 rate;
 
 	WRITE_ONCE(a->backoff, max_t(u16, READ_ONCE(a->backoff) / 2, TIRED_MIN));
 	WRITE_ONCE(a->ceiling_probe, false);
+	/* A stream over as many items as its batch: time it by M. */
+	if (!s->early && READ_ONCE(a->probing) &&
+	    adapt_probe_more(a, s, took_us, m)) {
+		WRITE_ONCE(mw->cur_events, 0);
+		WRITE_ONCE(a->probing, false);
+		WRITE_ONCE(a->probe, 0);
+		adapt_set_wait(mw, m);
+		return;
+	}
 	if (adapt_stream(a, s, m, target, took_us, ceiling_probe)) {
 		u16 stream_max = min_t(u32, s->events, U16_MAX);
 
@@ -257,6 +331,7 @@ static void adapt_batched(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 		 */
 		WRITE_ONCE(mw->cur_events, 0);
 		WRITE_ONCE(a->probing, false);
+		WRITE_ONCE(a->wake_probes, 0);
 		if (ceiling_probe) {
 			WRITE_ONCE(a->try_every, min(try_every * 2, PROBE_MAX));
 			WRITE_ONCE(a->probe, 0);
@@ -264,6 +339,11 @@ static void adapt_batched(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 			return;
 		}
 		stream_max = max(stream_max, READ_ONCE(a->stream_max));
+		/* More comes for the items held: try less often. */
+		if (adapt_more_came(a, s, took_us, m)) {
+			try_every = min(try_every * 2, PROBE_MAX);
+			WRITE_ONCE(a->try_every, try_every);
+		}
 		if (++probe < try_every) {
 			WRITE_ONCE(a->probe, probe);
 			WRITE_ONCE(a->stream_max, stream_max);
@@ -275,8 +355,11 @@ static void adapt_batched(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 		WRITE_ONCE(a->ceiling_probe, true);
 		return;
 	}
-	if (ceiling_probe && s->early)
+	if (ceiling_probe && s->early) {
 		WRITE_ONCE(a->try_every, max(try_every / 2, PROBE_MIN));
+		/* Try one higher at once: a stream shows itself again. */
+		probe = probe_every - 1;
+	}
 	if (!s->early) {
 		/* Ran out: end the next at what this one got, or wait longer. */
 		WRITE_ONCE(mw->cur_events, s->events);
@@ -285,12 +368,22 @@ static void adapt_batched(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 			adapt_set_wait(mw, (u64)s->wait_us * 2);
 			return;
 		}
+		WRITE_ONCE(a->probing, false);
+		/* More came: probe again after the next early batch. */
+		if (READ_ONCE(a->wake_probes)) {
+			WRITE_ONCE(a->probe, probe_every - 1);
+			return;
+		}
 		/* A failed probe: the load gives no more, probe less often. */
 		WRITE_ONCE(a->probe_every, min(probe_every * 2, PROBE_MAX));
-		WRITE_ONCE(a->probing, false);
 		return;
 	}
 	WRITE_ONCE(a->took_us, min_t(u64, took_us, U32_MAX));
+	early_rate = READ_ONCE(a->early_rate);
+	rate = adapt_wake_rate(s->ready_wakes, took_us, m);
+	/* A running average, 1/4 weight, rounded. */
+	WRITE_ONCE(a->early_rate, early_rate == RATE_UNKNOWN ? rate :
+		   (3 * early_rate + rate + 2) / 4);
 	/* Shrink towards twice what the batch took, by half at most. */
 	adapt_set_wait(mw, max_t(u64, 2 * took_us, s->wait_us / 2));
 	if (!target)
@@ -299,6 +392,7 @@ static void adapt_batched(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 		probe_every = max(probe_every / 2, PROBE_MIN);
 		WRITE_ONCE(a->probe_every, probe_every);
 		WRITE_ONCE(a->probing, false);
+		WRITE_ONCE(a->wake_probes, 0);
 	}
 	if (++probe < probe_every) {
 		WRITE_ONCE(a->probe, probe);

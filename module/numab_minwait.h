@@ -24,6 +24,7 @@ struct min_wait_sample {
 	ktime_t end;
 	u32 wait_us;		/* the wait it took */
 	int events;		/* delivered, or 0 or an errno */
+	u32 ready_wakes;	/* wakeups of items already ready */
 	u16 gen;		/* the value it was made for */
 	bool after_first;	/* the wait was timed from the first event */
 	bool early;		/* its batch was complete before the wait ended */

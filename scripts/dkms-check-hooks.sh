@@ -50,7 +50,7 @@ needed=(epoll_register_min_wait epoll_mw_scan epoll_mw_prepare_sleep
 # header:pattern, as grep -E reads it
 members=('linux/eventpoll.h:void \(\*release\)\(struct epoll_min_wait \*'
 	'linux/eventpoll.h:int \(\*wait\)\(struct epoll_min_waiter \*'
-	'linux/eventpoll.h:u32 plain_calls;')
+	'linux/eventpoll.h:unsigned int ready_wakes;')
 if grep -qx 'CONFIG_NUMA_BALANCING=y' "$config"; then
 	needed+=(numa_balancing_register_ops sched_numa_balancing)
 	members+=('linux/sched/numa_balancing.h:void \(\*release\)\(struct mm_struct \*')
