@@ -46,8 +46,9 @@ static void sleep_us(long us)
 }
 
 /*
- * A writer thread: @nr events (0: until stopped) @gap_us apart, @burst
- * eventfds at a time, in turn over @items of them (0: NR_EFD).
+ * A writer thread: @nr events (0: until stopped) @gap_us apart (@gaps_us:
+ * the i-th after the i-th gap of @nr), @burst eventfds at a time, in turn
+ * over @items of them (0: NR_EFD).
  */
 struct pacer {
 	pthread_t th;
@@ -56,6 +57,7 @@ struct pacer {
 	int nr;
 	int burst;
 	long gap_us;
+	const long *gaps_us;
 	volatile bool stop;
 };
 
@@ -66,7 +68,7 @@ static void *pacer_fn(void *arg)
 	int i, j, next = 0;
 
 	for (i = 0; (!p->nr || i < p->nr) && !p->stop; i++) {
-		sleep_us(p->gap_us);
+		sleep_us(p->gaps_us ? p->gaps_us[i] : p->gap_us);
 		for (j = 0; j < p->burst; j++, next = (next + 1) % items)
 			efd_signal(p->efd[next]);
 	}
@@ -363,8 +365,9 @@ TEST_F(adapt, heavy_load_climbs_then_falls)
  * The farther calls stay from batching, the fewer measure: one in 8,
  * then one in 16, 32, up to 256. Of 124 calls with gaps of 80 ms (M/2 is
  * 50 ms), calls 1, 9, 25, 57 and 121 measure; one in 8 throughout would
- * be 16, and a late call (a gap under M/2) adds a few. The period is a
- * count of calls: a heavy load that follows still makes the wait climb.
+ * be 16, and a late call (a gap under M/2) halves the period, adding a
+ * few. The period is a count of calls: a heavy load that follows still
+ * makes the wait climb.
  */
 TEST_F(adapt, far_load_measures_ever_less)
 {
@@ -416,9 +419,60 @@ TEST_F_TIMEOUT(adapt, far_load_measures_one_call_in_256, 60)
 	EXPECT_EQ(0, r.max_current);
 	/*
 	 * A host stall that makes one measure before the 249th see a gap
-	 * under M/2 restarts the doubling: one of its measures lands here.
+	 * under M/2 halves the period: one of its measures lands here.
 	 */
 	EXPECT_GE(1, waits);
+}
+
+/*
+ * Arrivals at random have near gaps among far ones, and a sparse measure
+ * that sees one stands for the calls it skipped: not wholly, or the
+ * average would be that gap, and the wait would climb to batch a load
+ * whose average gap is over M/2. Calls 1, 9, 25 and 57 measure (far gaps
+ * of 80 ms, M/2 is 50 ms); the writes for calls 55 to 59 come 10 ms after
+ * the one before (under M/4, where the wait climbs). A call that finds
+ * its event ready does not measure, and the next one does: at least one
+ * of them must have entered the module, or the test proves nothing.
+ */
+#define NEAR_CALLS	72
+#define NEAR_FIRST	55
+#define NEAR_LAST	59
+
+TEST_F_TIMEOUT(adapt, near_gaps_among_far_ones_stay_at_zero, 60)
+{
+	/* The pacer may outlive this frame if a call fails: not on it. */
+	static long gaps_us[NEAR_CALLS];
+	struct run before, near, after;
+	long waits0, waits;
+	int i;
+
+	for (i = 0; i < NEAR_CALLS; i++)
+		gaps_us[i] = i + 1 >= NEAR_FIRST && i + 1 <= NEAR_LAST ?
+			     10000 : 80000;
+	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
+	self->pacer = (struct pacer){
+		.efd = self->efd, .nr = NEAR_CALLS, .burst = 1,
+		.gaps_us = gaps_us,
+	};
+	self->pacing = !pthread_create(&self->pacer.th, NULL, pacer_fn,
+				       &self->pacer);
+	ASSERT_TRUE(self->pacing);
+	before = run_calls(self->epfd, NEAR_FIRST - 1, 2000);
+	waits0 = module_waits();
+	ASSERT_LE(0, waits0) TH_LOG("no min_wait_waits in the module's counters");
+	near = run_calls(self->epfd, NEAR_LAST - NEAR_FIRST + 1, 2000);
+	waits = module_waits() - waits0;
+	after = run_calls(self->epfd, NEAR_CALLS - NEAR_LAST, 2000);
+	TH_LOG("%d events; calls %d to %d: %ld entered the module; wait up to %d, %d, %d us",
+	       before.events + near.events + after.events, NEAR_FIRST,
+	       NEAR_LAST, waits, before.max_current, near.max_current,
+	       after.max_current);
+	if (!waits)
+		SKIP(return, "no call measured a near gap: each found its event ready");
+	EXPECT_EQ(NEAR_CALLS, before.events + near.events + after.events);
+	EXPECT_EQ(0, before.max_current);
+	EXPECT_EQ(0, near.max_current) TH_LOG("a near gap made the wait climb");
+	EXPECT_EQ(0, after.max_current) TH_LOG("a near gap made the wait climb");
 }
 
 /* A new value starts again from no wait. */
