@@ -10,13 +10,15 @@
  *   CLIMB_EVENTS events arrive within M on average: then w climbs to the
  *   time those take, CLIMB_EVENTS gaps. An average gap over M drops it
  *   back to 0: the instance idles longer than it may wait. While the
- *   last gap and the average are both over twice the climbing line, only
- *   one blocking call in SAMPLE_SPARSE measures, then one in twice as
- *   many each time the gap is far again, up to SAMPLE_MAX; its gap
- *   counts for all of them; epoll makes the others plain calls
- *   (@plain_calls), which never enter the module: where no wait would
- *   batch they cost what a plain epoll_wait() does. A count of calls,
- *   not a time: when the load grows, the calls come faster.
+ *   average is over twice the climbing line, only one blocking call in
+ *   SAMPLE_SPARSE measures, then one in twice as many each time the gap
+ *   is far again, up to SAMPLE_MAX (in half as many after a near gap);
+ *   its gap counts for up to SAMPLE_ROUNDS of them, so that a near gap
+ *   among far ones, as arrivals at random have, does not alone make it
+ *   climb; epoll makes the others plain calls (@plain_calls), which
+ *   never enter the module: where no wait would batch they cost what a
+ *   plain epoll_wait() does and a pass through epoll's gate. A count of
+ *   calls, not a time: when the load grows, the calls come faster.
  * - A wait that ends with at most one event ready did not batch: w falls
  *   to 0 at once, and stays there for `tired` calls (a sparse measure
  *   counts for the calls it stands for), a count that doubles with each
@@ -63,7 +65,7 @@
 #define LATE_STREAK	3
 #define SAMPLE_SPARSE	8
 #define SAMPLE_MAX	256
-#define SAMPLE_ROUNDS	32
+#define SAMPLE_ROUNDS	4
 #define WAKE_PROBES	2
 #define RATE_SHIFT	4
 #define RATE_UNKNOWN	U8_MAX
@@ -144,11 +146,10 @@ static void adapt_fall(struct epoll_min_wait *mw, struct min_wait_adapt *a)
 	WRITE_ONCE(mw->plain_calls, 0);
 }
 
-/* Far from a wait that batches: the last gap and the average over M/2. */
-static bool adapt_far(u32 m, u64 gap_us, u32 gap8)
+/* Far from a wait that batches: a gap over M/2, twice the climbing line. */
+static bool adapt_far(u32 m, u64 gap_us)
 {
-	return (u64)CLIMB_EVENTS * gap_us > 2 * (u64)m &&
-	       (u64)CLIMB_EVENTS * (gap8 >> 3) > 2 * (u64)m;
+	return (u64)CLIMB_EVENTS * gap_us > 2 * (u64)m;
 }
 
 /* The gap from a call's entry to its first event. */
@@ -164,8 +165,9 @@ static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 	u8 i;
 
 	/*
-	 * A sparse measure stands for the calls it skipped too; after
-	 * SAMPLE_ROUNDS of them 1.4% of the old average is left.
+	 * A sparse measure stands for the calls it skipped too, as
+	 * SAMPLE_ROUNDS of them at most: one near gap among far ones, as
+	 * arrivals at random have, moves the average 41% of the way at most.
 	 */
 	for (i = 0; i < min_t(u16, stands_for, SAMPLE_ROUNDS); i++)
 		gap8 = min_t(u64, gap8 - (gap8 >> 3) +
@@ -185,10 +187,15 @@ static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 		}
 		return;
 	}
-	/* Far again: measure half as often, down to one in SAMPLE_MAX. */
+	/*
+	 * Far on average: measure half as often after a far gap, down to
+	 * one call in SAMPLE_MAX, and twice as often after a near one.
+	 */
 	every = 1;
-	if (adapt_far(m, gap_us, gap8))
-		every = clamp_t(u16, 2 * stands_for, SAMPLE_SPARSE, SAMPLE_MAX);
+	if (adapt_far(m, gap8 >> 3))
+		every = adapt_far(m, gap_us) ?
+			clamp_t(u16, 2 * stands_for, SAMPLE_SPARSE, SAMPLE_MAX) :
+			max_t(u16, stands_for / 2, 1);
 	WRITE_ONCE(a->sample_every, every);
 	/* Far from a wait that batches, the next calls are plain ones. */
 	WRITE_ONCE(mw->plain_calls, every - 1);
