@@ -129,21 +129,33 @@ static void adapt_set_wait(struct epoll_min_wait *mw, u64 usecs)
 	WRITE_ONCE(mw->cur_usecs, clamp_t(u64, usecs, 1, READ_ONCE(mw->usecs)));
 }
 
-static void adapt_fall(struct epoll_min_wait *mw, struct min_wait_adapt *a)
+/* What was learnt of a stream holds for the wait it was learnt at. */
+static void adapt_forget_stream(struct min_wait_adapt *a)
 {
-	u16 backoff = READ_ONCE(a->backoff);
-
-	WRITE_ONCE(mw->cur_usecs, 0);
-	WRITE_ONCE(mw->cur_events, 0);
 	WRITE_ONCE(a->ceiling_probe, false);
 	WRITE_ONCE(a->stream_max, 0);
 	WRITE_ONCE(a->early_rate, RATE_UNKNOWN);
 	WRITE_ONCE(a->wake_probes, 0);
-	WRITE_ONCE(a->tired, backoff);
-	WRITE_ONCE(a->backoff, min(backoff * 2, TIRED_MAX));
-	/* Measure the next sleeping calls from the first. */
+}
+
+/* Back to no wait, measuring the next sleeping calls from the first. */
+static void adapt_drop(struct epoll_min_wait *mw, struct min_wait_adapt *a)
+{
+	/* Before the wait: no plain calls left over from a racing measure. */
 	WRITE_ONCE(a->sample_every, 1);
 	WRITE_ONCE(mw->plain_calls, 0);
+	WRITE_ONCE(mw->cur_usecs, 0);
+	WRITE_ONCE(mw->cur_events, 0);
+	adapt_forget_stream(a);
+}
+
+static void adapt_fall(struct epoll_min_wait *mw, struct min_wait_adapt *a)
+{
+	u16 backoff = READ_ONCE(a->backoff);
+
+	adapt_drop(mw, a);
+	WRITE_ONCE(a->tired, backoff);
+	WRITE_ONCE(a->backoff, min(backoff * 2, TIRED_MAX));
 }
 
 /* Far from a wait that batches: a gap over M/2, twice the climbing line. */
@@ -176,15 +188,8 @@ static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 
 	if (!at_zero) {
 		/* The instance idles longer than it may wait. */
-		if (gap8 >> 3 > m) {
-			WRITE_ONCE(a->sample_every, 1);
-			WRITE_ONCE(mw->plain_calls, 0);
-			WRITE_ONCE(mw->cur_usecs, 0);
-			WRITE_ONCE(mw->cur_events, 0);
-			WRITE_ONCE(a->ceiling_probe, false);
-			WRITE_ONCE(a->stream_max, 0);
-			WRITE_ONCE(a->early_rate, RATE_UNKNOWN);
-		}
+		if (gap8 >> 3 > m)
+			adapt_drop(mw, a);
 		return;
 	}
 	/*
@@ -209,10 +214,8 @@ static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 		WRITE_ONCE(a->probe_every, PROBE_MIN);
 		WRITE_ONCE(a->probing, false);
 		WRITE_ONCE(a->try_every, PROBE_MIN);
-		WRITE_ONCE(a->stream_max, 0);
 		WRITE_ONCE(a->late, 0);
-		WRITE_ONCE(a->early_rate, RATE_UNKNOWN);
-		WRITE_ONCE(a->wake_probes, 0);
+		adapt_forget_stream(a);
 		adapt_set_wait(mw, (u64)CLIMB_EVENTS * (gap8 >> 3));
 	}
 }
