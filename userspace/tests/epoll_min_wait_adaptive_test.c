@@ -110,7 +110,9 @@ FIXTURE_TEARDOWN(adapt)
 		close(self->efd[i]);
 }
 
-static int pace(FIXTURE_DATA(adapt) *self, int nr, int burst, long gap_us)
+/* Start the writer (@gaps_us: see struct pacer), stopping the last one. */
+static int pace_gaps(FIXTURE_DATA(adapt) *self, int nr, int burst,
+		     long gap_us, const long *gaps_us)
 {
 	if (self->pacing) {
 		self->pacer.stop = true;
@@ -118,10 +120,16 @@ static int pace(FIXTURE_DATA(adapt) *self, int nr, int burst, long gap_us)
 	}
 	self->pacer = (struct pacer){
 		.efd = self->efd, .nr = nr, .burst = burst, .gap_us = gap_us,
+		.gaps_us = gaps_us,
 	};
 	self->pacing = !pthread_create(&self->pacer.th, NULL, pacer_fn,
 				       &self->pacer);
 	return self->pacing ? 0 : -1;
+}
+
+static int pace(FIXTURE_DATA(adapt) *self, int nr, int burst, long gap_us)
+{
+	return pace_gaps(self, nr, burst, gap_us, NULL);
 }
 
 /* Stats of @calls blocking calls (timeout @ms), each drained after. */
@@ -450,13 +458,7 @@ TEST_F_TIMEOUT(adapt, near_gaps_among_far_ones_stay_at_zero, 60)
 		gaps_us[i] = i + 1 >= NEAR_FIRST && i + 1 <= NEAR_LAST ?
 			     10000 : 80000;
 	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
-	self->pacer = (struct pacer){
-		.efd = self->efd, .nr = NEAR_CALLS, .burst = 1,
-		.gaps_us = gaps_us,
-	};
-	self->pacing = !pthread_create(&self->pacer.th, NULL, pacer_fn,
-				       &self->pacer);
-	ASSERT_TRUE(self->pacing);
+	ASSERT_EQ(0, pace_gaps(self, NEAR_CALLS, 1, 0, gaps_us));
 	before = run_calls(self->epfd, NEAR_FIRST - 1, 2000);
 	waits0 = module_waits();
 	ASSERT_LE(0, waits0) TH_LOG("no min_wait_waits in the module's counters");
