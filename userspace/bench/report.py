@@ -256,7 +256,11 @@ class Report:
                f"folder to `{published}` and run `make bench-report`. "
                f"The figures here are of the {self.series} kernels; "
                f"`make KSERIES={other} bench` runs the same suites on "
-               f"{other} (into `build/{other}/`).",
+               f"{other} (into `build/{other}/`). The guest kernels "
+               "allocate with SLUB (6.1's tinyconfig picks SLOB, whose "
+               "first-fit scan costs more the more small objects live, "
+               "so that 6.1's figures moved from boot to boot; 6.12 "
+               "keeps tinyconfig's SLUB_TINY).",
                "",
                "| kernel | what |", "|---|---|",
                f"| A | stock Debian {self.series} "
