@@ -30,6 +30,8 @@
 atomic_t min_wait_instances = ATOMIC_INIT(0);
 /* Blocking calls that entered the wait: per CPU, no atomic on the way in. */
 DEFINE_PER_CPU(unsigned long, min_wait_waits);
+/* Probes of a batch one higher that ran out: each held its events. */
+DEFINE_PER_CPU(unsigned long, min_wait_probes_out);
 
 /* The bits of an EPOLL_CTL_MIN_WAIT value that may be set. */
 #define MIN_WAIT_VALID	(EPOLL_MIN_WAIT_AFTER_FIRST | \

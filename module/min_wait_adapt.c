@@ -424,6 +424,9 @@ void min_wait_adapt_end(struct epoll_min_wait *mw,
 	/* Nothing delivered, or a call made for a value since replaced. */
 	if (s->events <= 0 || s->gen != READ_ONCE(a->gen))
 		return;
+	/* A probe one higher that ran out held its events a whole wait. */
+	if (s->wait_us && !s->idle && !s->early && READ_ONCE(a->probing))
+		this_cpu_inc(min_wait_probes_out);
 	if (!s->wait_us || s->idle) {
 		adapt_gap(mw, a, ktime_us_delta(s->first, s->start));
 		return;

@@ -10,6 +10,7 @@
 /* Published read-only in debugfs. */
 extern atomic_t min_wait_instances;
 DECLARE_PER_CPU(unsigned long, min_wait_waits);
+DECLARE_PER_CPU(unsigned long, min_wait_probes_out);
 
 int min_wait_register(void);
 void min_wait_unregister(void);

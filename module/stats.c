@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * debugfs numab_minwait/counters: the state the module accounts for, and
- * the blocking calls that entered its minimum wait, one "name value" pair
- * a line, so that tests can check nothing leaks and what epoll calls.
+ * debugfs numab_minwait/counters: the state the module accounts for, the
+ * blocking calls that entered its minimum wait, and the adaptive wait's
+ * probes of a larger batch that ran out, one "name value" pair a line, so
+ * that tests can check nothing leaks, what epoll calls and what the
+ * policy costs.
  */
 #include <linux/debugfs.h>
 #include <linux/seq_file.h>
@@ -11,13 +13,15 @@
 
 static struct dentry *numab_debugfs_dir;
 
-static unsigned long min_wait_waits_sum(void)
+static unsigned long numab_percpu_sum(unsigned long __percpu *counter)
 {
 	unsigned long sum = 0;
 	int cpu;
 
-	for_each_possible_cpu(cpu)
-		sum += per_cpu(min_wait_waits, cpu);
+	for_each_possible_cpu(cpu) {
+		/* Races this_cpu_inc(): a count a little behind is fine. */
+		sum += data_race(*per_cpu_ptr(counter, cpu));
+	}
 	return sum;
 }
 
@@ -28,7 +32,10 @@ static int counters_show(struct seq_file *m, void *unused)
 	seq_printf(m, "key_held %d\n", numa_prctl_key_held());
 	seq_printf(m, "min_wait_instances %d\n",
 		   atomic_read(&min_wait_instances));
-	seq_printf(m, "min_wait_waits %lu\n", min_wait_waits_sum());
+	seq_printf(m, "min_wait_waits %lu\n",
+		   numab_percpu_sum(&min_wait_waits));
+	seq_printf(m, "min_wait_probes_out %lu\n",
+		   numab_percpu_sum(&min_wait_probes_out));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(counters);
