@@ -61,7 +61,9 @@
 #define TIRED_MIN	8
 #define TIRED_MAX	1024
 #define PROBE_MIN	4
-#define PROBE_MAX	64
+#define PROBE_MAX	256
+#define TRY_MIN		4
+#define TRY_MAX		64
 #define LATE_STREAK	3
 #define SAMPLE_SPARSE	8
 #define SAMPLE_MAX	256
@@ -92,8 +94,9 @@ struct min_wait_adapt {
 static struct min_wait_adapt *adapt_state(struct epoll_min_wait *mw)
 {
 	BUILD_BUG_ON(sizeof(struct min_wait_adapt) > EPOLL_MW_PRIV_SIZE);
-	/* @sample_every doubles in a u16. */
+	/* @sample_every, @probe_every and @try_every double in a u16. */
 	BUILD_BUG_ON(2 * SAMPLE_MAX > U16_MAX);
+	BUILD_BUG_ON(2 * PROBE_MAX > U16_MAX || 2 * TRY_MAX > U16_MAX);
 	return (struct min_wait_adapt *)mw->priv;
 }
 
@@ -109,7 +112,7 @@ void min_wait_adapt_reset(struct epoll_min_wait *mw)
 	a->gap8 = min_t(u64, (u64)mw->usecs << 3, U32_MAX);
 	a->backoff = TIRED_MIN;
 	a->probe_every = PROBE_MIN;
-	a->try_every = PROBE_MIN;
+	a->try_every = TRY_MIN;
 	a->sample_every = 1;
 	a->early_rate = RATE_UNKNOWN;
 	mw->cur_usecs = 0;
@@ -213,7 +216,7 @@ static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 		WRITE_ONCE(a->probe, 0);
 		WRITE_ONCE(a->probe_every, PROBE_MIN);
 		WRITE_ONCE(a->probing, false);
-		WRITE_ONCE(a->try_every, PROBE_MIN);
+		WRITE_ONCE(a->try_every, TRY_MIN);
 		WRITE_ONCE(a->late, 0);
 		adapt_forget_stream(a);
 		adapt_set_wait(mw, (u64)CLIMB_EVENTS * (gap8 >> 3));
@@ -343,7 +346,7 @@ static void adapt_batched(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 		WRITE_ONCE(a->probing, false);
 		WRITE_ONCE(a->wake_probes, 0);
 		if (ceiling_probe) {
-			WRITE_ONCE(a->try_every, min(try_every * 2, PROBE_MAX));
+			WRITE_ONCE(a->try_every, min(try_every * 2, TRY_MAX));
 			WRITE_ONCE(a->probe, 0);
 			WRITE_ONCE(a->stream_max, stream_max);
 			return;
@@ -351,7 +354,7 @@ static void adapt_batched(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 		stream_max = max(stream_max, READ_ONCE(a->stream_max));
 		/* More comes for the items held: try less often. */
 		if (adapt_more_came(a, s, took_us, m)) {
-			try_every = min(try_every * 2, PROBE_MAX);
+			try_every = min(try_every * 2, TRY_MAX);
 			WRITE_ONCE(a->try_every, try_every);
 		}
 		if (++probe < try_every) {
@@ -366,7 +369,7 @@ static void adapt_batched(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 		return;
 	}
 	if (ceiling_probe && s->early) {
-		WRITE_ONCE(a->try_every, max(try_every / 2, PROBE_MIN));
+		WRITE_ONCE(a->try_every, max(try_every / 2, TRY_MIN));
 		/* Try one higher at once: a stream shows itself again. */
 		probe = probe_every - 1;
 	}

@@ -265,14 +265,20 @@ static void *wchan_fn(void *arg)
 	return NULL;
 }
 
-/* Blocking calls that entered the module's wait so far. */
-static long module_waits(void)
+/* One of the module's counters, or -1. */
+static long module_counter(const char *name)
 {
 	long n = -1;
 
-	if (proc_field_long(NUMAB_DEBUGFS_COUNTERS, "min_wait_waits", &n))
+	if (proc_field_long(NUMAB_DEBUGFS_COUNTERS, name, &n))
 		return -1;
 	return n;
+}
+
+/* Blocking calls that entered the module's wait so far. */
+static long module_waits(void)
+{
+	return module_counter("min_wait_waits");
 }
 
 /*
@@ -818,6 +824,49 @@ TEST_F_TIMEOUT(adapt, closed_loop_leaves_the_ceiling, 90)
 	EXPECT_LE(2.0, per_call) TH_LOG("no batches");
 	/* Under half of M a round: the rounds are not timed by M. */
 	EXPECT_GT((int64_t)CEIL_ROUNDS * CEIL_M_US / 1000 / 2, ms);
+}
+
+/*
+ * A closed loop whose batch the wait has learnt: every so many batches
+ * that came early it tries one more (a new client would show), and a try
+ * that runs out holds every client for its wait. Each that fails doubles
+ * the period, up to 256 early batches; here, 4 clients under TCG, that
+ * is 11 to 31 probes in some 4,000 calls that sleep, most of them while
+ * the period grows, and again after a stall makes the wait fall and
+ * learn the batch anew. The bound, one in PROBE_WAITS, fails a period
+ * capped at 16 (one in 40 to 54 here).
+ */
+#define PROBE_ROUNDS	4096
+#define PROBE_WAITS	64
+
+/* Should every round wait out M: 4096 rounds of 20 ms, 82 s. */
+TEST_F_TIMEOUT(adapt, closed_loop_probes_seldom, 150)
+{
+	long waits0, out0, waits, out, cur;
+	double per_call;
+	int64_t ms;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, LEARN_M_US | ADAPTIVE));
+	waits0 = module_waits();
+	out0 = module_counter("min_wait_probes_out");
+	ASSERT_LE(0, waits0) TH_LOG("no min_wait_waits in the module's counters");
+	ASSERT_LE(0, out0) TH_LOG("no min_wait_probes_out in the module's counters");
+	per_call = closed_loop_on(_metadata, self->epfd, PROBE_ROUNDS, &ms,
+				  &cur);
+	waits = module_waits();
+	out = module_counter("min_wait_probes_out");
+	ASSERT_LE(waits0, waits);
+	ASSERT_LE(out0, out);
+	waits -= waits0;
+	out -= out0;
+	TH_LOG("%d rounds of %d clients: %.2f events/call, %lld ms, %ld calls slept, %ld probes ran out",
+	       PROBE_ROUNDS, NR_CLIENTS, per_call, (long long)ms, waits, out);
+	EXPECT_LT(1.5, per_call) TH_LOG("it did not learn the batch");
+	/* The period starts at 4: the first probes come within 28 batches. */
+	EXPECT_LT(0, out) TH_LOG("no probe ran out, or none was counted");
+	EXPECT_GE(waits, PROBE_WAITS * out)
+		TH_LOG("a probe ran out more often than once in %d waits",
+		       PROBE_WAITS);
 }
 
 /*
