@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 
 #include "kselftest_harness.h"
 #include "numab_test_util.h"
@@ -941,6 +942,119 @@ TEST_F_TIMEOUT(entry, min_wait_timed_from_entry, 300)
 	EXPECT_GT(m_ns + scan / 2, best)
 		TH_LOG("returned after M + %.2f S: the minimum wait started after the scan",
 		       (double)(best - m_ns) / scan);
+}
+
+/* --- holders do not wake each other ------------------------------------- */
+
+/*
+ * HERD_WAITERS threads loop in epoll_wait() (maxevents 64) on one instance
+ * while HERD_EVENTS events come one at a time, HERD_GAP_US apart, on
+ * edge-triggered eventfds. With K = 2 and a long M, each batch of two is
+ * taken by one waiter; the others, whose counts of what was ready are then
+ * out of date, must not be woken for it: the waiters' voluntary context
+ * switches per event may be at most HERD_RATIO_MAX times those of the same
+ * threads in plain epoll_wait() (about one per event).
+ */
+#define HERD_WAITERS	16
+#define HERD_FDS	16
+#define HERD_EVENTS	300
+#define HERD_GAP_US	2000
+#define HERD_RATIO_MAX	2
+#define HERD_M_US	2000000
+#define HERD_TIMEOUT_MS	300
+
+struct herd {
+	int epfd;
+	pthread_t th[HERD_WAITERS];
+	bool started[HERD_WAITERS];
+	bool stop;
+	long nvcsw;		/* summed over the waiters, as they end */
+	long events;
+	int efd[HERD_FDS];
+};
+
+static void *herd_fn(void *arg)
+{
+	struct herd *h = arg;
+	struct epoll_event ev[WIDE];
+	struct rusage ru0, ru1;
+	long events = 0;
+	int i, n;
+
+	getrusage(RUSAGE_THREAD, &ru0);
+	while (!__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
+		n = epoll_wait(h->epfd, ev, WIDE, HERD_TIMEOUT_MS);
+		for (i = 0; i < n; i++)
+			efd_drain(ev[i].data.fd);
+		if (n > 0)
+			events += n;
+	}
+	getrusage(RUSAGE_THREAD, &ru1);
+	__atomic_fetch_add(&h->nvcsw, ru1.ru_nvcsw - ru0.ru_nvcsw,
+			   __ATOMIC_RELAXED);
+	__atomic_fetch_add(&h->events, events, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* The waiters' voluntary context switches per event written, or -1. */
+static double herd_round(struct __test_metadata *_metadata, struct herd *h,
+			 bool min_wait)
+{
+	int i;
+
+	h->stop = false;
+	h->nvcsw = 0;
+	h->events = 0;
+	if (set_min_wait(h->epfd, min_wait ? HERD_M_US : 0) < 0 ||
+	    set_min_events(h->epfd, min_wait ? 2 : 0) < 0)
+		return -1;
+	for (i = 0; i < HERD_WAITERS; i++)
+		h->started[i] = !pthread_create(&h->th[i], NULL, herd_fn, h);
+	usleep(100000);
+	for (i = 0; i < HERD_EVENTS; i++) {
+		efd_signal(h->efd[i % HERD_FDS]);
+		usleep(HERD_GAP_US);
+	}
+	/* the last batch comes; then every waiter sees stop by its timeout */
+	usleep(50000);
+	__atomic_store_n(&h->stop, true, __ATOMIC_RELEASE);
+	set_min_wait(h->epfd, 0);
+	for (i = 0; i < HERD_WAITERS; i++) {
+		if (h->started[i])
+			pthread_join(h->th[i], NULL);
+		h->started[i] = false;
+	}
+	for (i = 0; i < HERD_FDS; i++)
+		efd_drain(h->efd[i]);
+	EXPECT_EQ(HERD_EVENTS, h->events)
+		TH_LOG("%s: %ld of %d events returned",
+		       min_wait ? "K = 2" : "plain", h->events, HERD_EVENTS);
+	return (double)h->nvcsw / HERD_EVENTS;
+}
+
+TEST_F_TIMEOUT(hold, holders_do_not_wake_each_other, 120)
+{
+	struct herd h = { .epfd = self->epfd };
+	double plain, held;
+	int i;
+
+	SKIP_WITHOUT_MIN_WAIT();
+	for (i = 0; i < HERD_FDS; i++) {
+		h.efd[i] = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		ASSERT_LE(0, h.efd[i]);
+		ASSERT_EQ(0, add_fd(self->epfd, h.efd[i], EPOLLIN | EPOLLET));
+	}
+	plain = herd_round(_metadata, &h, false);
+	held = herd_round(_metadata, &h, true);
+	for (i = 0; i < HERD_FDS; i++)
+		close(h.efd[i]);
+	ASSERT_LT(0, plain);
+	ASSERT_LT(0, held);
+	ksft_print_msg("%d waiters, %d events: %.2f voluntary context switches per event in plain epoll_wait(), %.2f with K = 2: %.2fx\n",
+		       HERD_WAITERS, HERD_EVENTS, plain, held, held / plain);
+	EXPECT_GE(HERD_RATIO_MAX * plain, held)
+		TH_LOG("waiters holding batches woke each other: %.1fx plain's wakeups (at most %dx)",
+		       held / plain, HERD_RATIO_MAX);
 }
 
 /* --- the cost of an event with many waiters holding ----------------------- */
