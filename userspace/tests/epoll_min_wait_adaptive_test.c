@@ -586,6 +586,47 @@ TEST_F(adapt, new_value_forgets_calls_in_progress)
 	EXPECT_EQ(0, fdinfo_current(self->epfd));
 }
 
+/* Sets K, a new value each time, until stopped. */
+struct k_setter {
+	pthread_t th;
+	int epfd;
+	int sets;
+	volatile bool stop;
+};
+
+static void *k_setter_fn(void *arg)
+{
+	struct k_setter *t = arg;
+
+	while (!t->stop) {
+		usleep(1000);
+		if (set_min_events(t->epfd, 2 + t->sets % 1000) >= 0)
+			t->sets++;
+	}
+	return NULL;
+}
+
+/*
+ * A new K wakes a call at a wait of 0 to read the values again, but no
+ * event came: it is no gap to measure, and the wait never climbs.
+ */
+TEST_F(adapt, new_min_events_is_no_event)
+{
+	struct k_setter t = { .epfd = self->epfd };
+	struct run r;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
+	ASSERT_EQ(0, pthread_create(&t.th, NULL, k_setter_fn, &t));
+	r = run_calls(self->epfd, 40, 20);
+	t.stop = true;
+	pthread_join(t.th, NULL);
+	ASSERT_LT(40, t.sets);
+	EXPECT_EQ(0, r.events);
+	EXPECT_EQ(0, r.max_current)
+		TH_LOG("climbed to %d us on %d new K values, no event",
+		       r.max_current, t.sets);
+}
+
 /* A closed loop of clients, each waiting for its reply. */
 #define NR_CLIENTS	4
 
