@@ -175,19 +175,31 @@ static void min_wait_sleep(struct min_wait_call *c)
  * An adaptive wait of 0: sleep to the first event, as a plain call, and
  * leave its delivery to epoll's own path; all the policy needs is when
  * it came. Returns 0 (go on as a plain call) and leaves @c->seen set
- * when an event, or a change of the values, ended the sleep.
+ * when an event ended the sleep.
  */
 static int min_wait_first_event(struct min_wait_call *c)
 {
 	struct epoll_min_waiter *w = c->w;
+	u32 k = READ_ONCE(w->mw->events);
 
 	while (!READ_ONCE(w->timed_out) && !signal_pending(current)) {
+		u32 new_k;
+
 		min_wait_arm(c, true);
-		if (!epoll_mw_prepare_sleep(w, 1, false)) {
+		if (epoll_mw_prepare_sleep(w, 1, false)) {
+			min_wait_sleep(c);
+			continue;
+		}
+		/* Refused: events are ready, or the values changed. */
+		if (!min_wait_adapt_current(w->mw, c->gen))
+			break;
+		new_k = READ_ONCE(w->mw->events);
+		if (new_k == k) {
 			c->seen = ktime_get();
 			break;
 		}
-		min_wait_sleep(c);
+		/* A new K leaves this wait of 0 as it was: no event yet. */
+		k = new_k;
 	}
 	return 0;
 }

@@ -127,6 +127,12 @@ u32 min_wait_adapt_begin(struct epoll_min_wait *mw, u16 *gen)
 	return min(READ_ONCE(mw->cur_usecs), READ_ONCE(mw->usecs));
 }
 
+/* Whether the value that @gen was read for is still the instance's. */
+bool min_wait_adapt_current(struct epoll_min_wait *mw, u16 gen)
+{
+	return READ_ONCE(adapt_state(mw)->gen) == gen;
+}
+
 static void adapt_set_wait(struct epoll_min_wait *mw, u64 usecs)
 {
 	WRITE_ONCE(mw->cur_usecs, clamp_t(u64, usecs, 1, READ_ONCE(mw->usecs)));

@@ -34,6 +34,7 @@ struct min_wait_sample {
 
 void min_wait_adapt_reset(struct epoll_min_wait *mw);
 u32 min_wait_adapt_begin(struct epoll_min_wait *mw, u16 *gen);
+bool min_wait_adapt_current(struct epoll_min_wait *mw, u16 gen);
 void min_wait_adapt_end(struct epoll_min_wait *mw,
 			const struct min_wait_sample *s);
 

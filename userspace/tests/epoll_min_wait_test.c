@@ -1022,6 +1022,39 @@ TEST_F(module, unload_race_clear_while_waiting)
 }
 
 /*
+ * An adaptive wait of 0 sleeps in the module to its first event. Its
+ * value cleared, the waiter goes on as a plain one outside the module,
+ * which can be unloaded before any event comes.
+ */
+TEST_F(module, unload_after_clear_of_an_adaptive_wait)
+{
+	struct timed t = {
+		.epfd = self->epfd, .maxevents = 8, .timeout = -1,
+	};
+	bool unloaded = false;
+	pthread_t th;
+	int64_t t0;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd,
+				  5000000 | EPOLL_MIN_WAIT_ADAPTIVE));
+	ASSERT_EQ(0, timed_wait_start(&th, &t));
+	numab_sleep_ms(200);
+	EXPECT_EQ(5000000, set_min_wait(self->epfd, 0));
+	t0 = numab_now_ns();
+	while (!unloaded && numab_ms_since(t0) < 2000) {
+		unloaded = !numab_delete_module();
+		if (!unloaded)
+			usleep(10000);
+	}
+	EXPECT_TRUE(unloaded) TH_LOG("unload refused: the waiter is inside");
+	efd_signal(self->efd);
+	pthread_join(th, NULL);
+	EXPECT_EQ(1, t.ret);
+	if (!numab_module_loaded())
+		ASSERT_EQ(0, numab_modprobe());
+}
+
+/*
  * The module's text and timer while a waiter is in its wait: over rounds,
  * waiters sleep in a minimum wait (one holding its batch with its timer
  * queued, one timed from the first event waiting for it), their instance
