@@ -1022,9 +1022,10 @@ TEST_F(module, unload_race_clear_while_waiting)
 }
 
 /*
- * An adaptive wait of 0 sleeps in the module to its first event. Its
- * value cleared, the waiter goes on as a plain one outside the module,
- * which can be unloaded before any event comes.
+ * An adaptive wait of 0 sleeps in the module to its first event, and a
+ * new K alone leaves it asleep there. Its values cleared, M and then K,
+ * the waiter goes on as a plain one outside the module, which can be
+ * unloaded before any event comes.
  */
 TEST_F(module, unload_after_clear_of_an_adaptive_wait)
 {
@@ -1037,9 +1038,13 @@ TEST_F(module, unload_after_clear_of_an_adaptive_wait)
 
 	ASSERT_EQ(0, set_min_wait(self->epfd,
 				  5000000 | EPOLL_MIN_WAIT_ADAPTIVE));
+	ASSERT_EQ(0, set_min_events(self->epfd, 3));
 	ASSERT_EQ(0, timed_wait_start(&th, &t));
 	numab_sleep_ms(200);
+	EXPECT_EQ(3, set_min_events(self->epfd, 4));
+	numab_sleep_ms(200);
 	EXPECT_EQ(5000000, set_min_wait(self->epfd, 0));
+	EXPECT_EQ(4, set_min_events(self->epfd, 0));
 	t0 = numab_now_ns();
 	while (!unloaded && numab_ms_since(t0) < 2000) {
 		unloaded = !numab_delete_module();
