@@ -586,11 +586,12 @@ TEST_F(adapt, new_value_forgets_calls_in_progress)
 	EXPECT_EQ(0, fdinfo_current(self->epfd));
 }
 
-/* Sets K, a new value each time, until stopped. */
+/* Sets K, a new value each time or B and back to A, until stopped. */
 struct k_setter {
 	pthread_t th;
 	int epfd;
 	int sets;
+	bool and_back;
 	volatile bool stop;
 };
 
@@ -600,8 +601,13 @@ static void *k_setter_fn(void *arg)
 
 	while (!t->stop) {
 		usleep(1000);
-		if (set_min_events(t->epfd, 2 + t->sets % 1000) >= 0)
+		if (t->and_back) {
+			if (set_min_events(t->epfd, 3) >= 0 &&
+			    set_min_events(t->epfd, 2) >= 0)
+				t->sets++;
+		} else if (set_min_events(t->epfd, 2 + t->sets % 1000) >= 0) {
 			t->sets++;
+		}
 	}
 	return NULL;
 }
@@ -624,6 +630,28 @@ TEST_F(adapt, new_min_events_is_no_event)
 	EXPECT_EQ(0, r.events);
 	EXPECT_EQ(0, r.max_current)
 		TH_LOG("climbed to %d us on %d new K values, no event",
+		       r.max_current, t.sets);
+}
+
+/*
+ * K set to B and back to A before the woken call runs: the values it
+ * reads again are those it slept with, and still no event came.
+ */
+TEST_F(adapt, min_events_set_and_back_is_no_event)
+{
+	struct k_setter t = { .epfd = self->epfd, .and_back = true };
+	struct run r;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
+	ASSERT_LE(0, set_min_events(self->epfd, 2));
+	ASSERT_EQ(0, pthread_create(&t.th, NULL, k_setter_fn, &t));
+	r = run_calls(self->epfd, 40, 20);
+	t.stop = true;
+	pthread_join(t.th, NULL);
+	ASSERT_LT(40, t.sets);
+	EXPECT_EQ(0, r.events);
+	EXPECT_EQ(0, r.max_current)
+		TH_LOG("climbed to %d us on %d K set and back, no event",
 		       r.max_current, t.sets);
 }
 
