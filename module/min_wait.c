@@ -180,26 +180,22 @@ static void min_wait_sleep(struct min_wait_call *c)
 static int min_wait_first_event(struct min_wait_call *c)
 {
 	struct epoll_min_waiter *w = c->w;
-	u32 k = READ_ONCE(w->mw->events);
 
 	while (!READ_ONCE(w->timed_out) && !signal_pending(current)) {
-		u32 new_k;
-
 		min_wait_arm(c, true);
-		if (epoll_mw_prepare_sleep(w, 1, false)) {
+		switch (epoll_mw_prepare_sleep(w, 1, false)) {
+		case EPOLL_MW_SLEEP:
 			min_wait_sleep(c);
-			continue;
-		}
-		/* Refused: events are ready, or the values changed. */
-		if (!min_wait_adapt_current(w->mw, c->gen))
 			break;
-		new_k = READ_ONCE(w->mw->events);
-		if (new_k == k) {
+		case EPOLL_MW_CHANGED:
+			/* A new K leaves this wait of 0 as it was, a new M not. */
+			if (!min_wait_adapt_current(w->mw, c->gen))
+				return 0;
+			break;
+		case EPOLL_MW_SCAN:
 			c->seen = ktime_get();
-			break;
+			return 0;
 		}
-		/* A new K leaves this wait of 0 as it was: no event yet. */
-		k = new_k;
 	}
 	return 0;
 }
@@ -273,7 +269,8 @@ static int min_wait_loop(struct min_wait_call *c)
 			WRITE_ONCE(c->idle, true);
 		min_wait_arm(c, over);
 		if (epoll_mw_prepare_sleep(w, need,
-					   !over && c->min_end != KTIME_MAX))
+					   !over && c->min_end != KTIME_MAX) ==
+		    EPOLL_MW_SLEEP)
 			min_wait_sleep(c);
 		scan = true;
 	}
