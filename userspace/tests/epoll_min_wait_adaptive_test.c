@@ -13,6 +13,8 @@
  */
 #define _GNU_SOURCE
 #include <limits.h>
+#include <poll.h>
+#include <sched.h>
 #include <time.h>
 
 #include "kselftest_harness.h"
@@ -586,6 +588,15 @@ TEST_F(adapt, new_value_forgets_calls_in_progress)
 	EXPECT_EQ(0, fdinfo_current(self->epfd));
 }
 
+static int pin_to_cpu0(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
 /* Sets K, a new value each time or B and back to A, until stopped. */
 struct k_setter {
 	pthread_t th;
@@ -599,6 +610,13 @@ static void *k_setter_fn(void *arg)
 {
 	struct k_setter *t = arg;
 
+	/* Above the waiter on its CPU: both sets come before it runs. */
+	if (t->and_back) {
+		struct sched_param sp = { .sched_priority = 10 };
+
+		if (pin_to_cpu0() || sched_setscheduler(0, SCHED_FIFO, &sp))
+			return NULL;
+	}
 	while (!t->stop) {
 		usleep(1000);
 		if (t->and_back) {
@@ -644,6 +662,7 @@ TEST_F(adapt, min_events_set_and_back_is_no_event)
 
 	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
 	ASSERT_LE(0, set_min_events(self->epfd, 2));
+	ASSERT_EQ(0, pin_to_cpu0());
 	ASSERT_EQ(0, pthread_create(&t.th, NULL, k_setter_fn, &t));
 	r = run_calls(self->epfd, 40, 20);
 	t.stop = true;
@@ -653,6 +672,81 @@ TEST_F(adapt, min_events_set_and_back_is_no_event)
 	EXPECT_EQ(0, r.max_current)
 		TH_LOG("climbed to %d us on %d K set and back, no event",
 		       r.max_current, t.sets);
+}
+
+/*
+ * A new K is nothing to a call sleeping to its first event at a wait of
+ * 0: it is not woken for it.
+ */
+TEST_F(adapt, new_min_events_wakes_no_call_at_zero)
+{
+	struct timed t = { .epfd = self->epfd, .maxevents = 8,
+			   .timeout = 400 };
+	pthread_t th;
+	int i;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
+	ASSERT_EQ(0, pthread_create(&th, NULL, timed_wait_fn, &t));
+	while (!__atomic_load_n(&t.tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	ASSERT_TRUE(thread_sleeps(t.tid, 1000));
+	for (i = 0; i < 50; i++) {
+		ASSERT_LE(0, set_min_events(self->epfd, 2 + i % 2));
+		usleep(2000);
+	}
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, t.ret);
+	EXPECT_GE(2, t.nvcsw) TH_LOG("%ld voluntary context switches on %d new K values",
+				     t.nvcsw, i);
+}
+
+/* Polls the instance in a loop until stopped: scans with nothing ready. */
+struct poller {
+	pthread_t th;
+	int epfd;
+	long polls;
+	volatile bool stop;
+};
+
+static void *poller_fn(void *arg)
+{
+	struct poller *p = arg;
+	struct pollfd pfd = { .fd = p->epfd, .events = POLLIN };
+
+	while (!p->stop) {
+		if (poll(&pfd, 1, 0) < 0)
+			break;
+		p->polls++;
+	}
+	return NULL;
+}
+
+/*
+ * Other threads' poll() of the instance scan an empty ready list: to a
+ * call at a wait of 0, events look available while a scan runs, but none
+ * came, and the wait never climbs. Many short calls, each of which
+ * enters the module, meet many scans.
+ */
+TEST_F(adapt, poll_of_the_instance_is_no_event)
+{
+	struct poller p[2] = { { .epfd = self->epfd },
+			       { .epfd = self->epfd } };
+	struct run r;
+	int i;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
+	for (i = 0; i < 2; i++)
+		ASSERT_EQ(0, pthread_create(&p[i].th, NULL, poller_fn, &p[i]));
+	r = run_calls(self->epfd, 400, 1);
+	for (i = 0; i < 2; i++) {
+		p[i].stop = true;
+		pthread_join(p[i].th, NULL);
+	}
+	ASSERT_LT(1000, p[0].polls + p[1].polls);
+	EXPECT_EQ(0, r.events);
+	EXPECT_EQ(0, r.max_current)
+		TH_LOG("climbed to %d us on %ld polls, no event",
+		       r.max_current, p[0].polls + p[1].polls);
 }
 
 /* A closed loop of clients, each waiting for its reply. */
