@@ -173,13 +173,14 @@ static void min_wait_sleep(struct min_wait_call *c)
 
 /*
  * An adaptive wait of 0: sleep to the first event, as a plain call, and
- * leave its delivery to epoll's own path; all the policy needs is when
- * it came. Returns 0 (go on as a plain call) and leaves @c->seen set
- * when an event ended the sleep.
+ * deliver what is ready then; all the policy needs is when it came.
+ * Returns what epoll_mw_scan() delivered, with @c->seen set, or 0 to go
+ * on as a plain call.
  */
 static int min_wait_first_event(struct min_wait_call *c)
 {
 	struct epoll_min_waiter *w = c->w;
+	int res;
 
 	while (!READ_ONCE(w->timed_out) && !signal_pending(current)) {
 		min_wait_arm(c, true);
@@ -193,8 +194,13 @@ static int min_wait_first_event(struct min_wait_call *c)
 				return 0;
 			break;
 		case EPOLL_MW_SCAN:
-			c->seen = ktime_get();
-			return 0;
+			/* Only an item still ready is an event: not a scan. */
+			res = epoll_mw_scan(w, 1);
+			if (res > 0)
+				c->seen = ktime_get();
+			if (res)
+				return res;
+			break;
 		}
 	}
 	return 0;
@@ -216,7 +222,7 @@ static int min_wait_loop(struct min_wait_call *c)
 		u32 k = READ_ONCE(w->mw->events);
 		int batch = k && k < w->maxevents ? k : w->maxevents;
 		ktime_t now = ktime_get();
-		bool over;
+		bool over, hold;
 		int need;
 
 		/* Cleared, or a batch of one: a plain wait from here on. */
@@ -268,9 +274,8 @@ static int min_wait_loop(struct min_wait_call *c)
 		if (over && !w->ready)
 			WRITE_ONCE(c->idle, true);
 		min_wait_arm(c, over);
-		if (epoll_mw_prepare_sleep(w, need,
-					   !over && c->min_end != KTIME_MAX) ==
-		    EPOLL_MW_SLEEP)
+		hold = !over && c->min_end != KTIME_MAX;
+		if (epoll_mw_prepare_sleep(w, need, hold) == EPOLL_MW_SLEEP)
 			min_wait_sleep(c);
 		scan = true;
 	}
@@ -321,7 +326,7 @@ static int min_wait_wait(struct epoll_min_waiter *w)
 		res = min_wait_loop(&c);
 	hrtimer_cancel(&c.timer);
 	destroy_hrtimer_on_stack(&c.timer);
-	/* At w = 0 epoll delivers: an event came if the sleep saw one. */
+	/* Left to epoll's plain path, a call still delivers what it saw. */
 	if (adaptive && (res || c.seen))
 		min_wait_report(&c, res ?: 1);
 	return res;

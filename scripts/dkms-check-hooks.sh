@@ -13,7 +13,7 @@
 # numa_balancing_register_ops and sched_numa_balancing when
 # CONFIG_NUMA_BALANCING=y), with the ops members this module fills in, as
 # its headers declare them (->release of both ops, the epoll ->wait(),
-# the adaptive wait's ready_wakes, the reasons epoll_mw_prepare_sleep()
+# the adaptive wait's ready_wakes, the reason epoll_mw_prepare_sleep()
 # returns: older versions of the series exported the same functions with
 # other ops and types). Exit status 0 when they are all there, 1
 # otherwise (2 on a usage error).
@@ -52,7 +52,7 @@ needed=(epoll_register_min_wait epoll_mw_scan epoll_mw_prepare_sleep
 members=('linux/eventpoll.h:void \(\*release\)\(struct epoll_min_wait \*'
 	'linux/eventpoll.h:int \(\*wait\)\(struct epoll_min_waiter \*'
 	'linux/eventpoll.h:unsigned int ready_wakes;'
-	'linux/eventpoll.h:EPOLL_MW_CHANGED,')
+	'linux/eventpoll.h:^enum epoll_mw_sleep epoll_mw_prepare_sleep\(')
 if grep -qx 'CONFIG_NUMA_BALANCING=y' "$config"; then
 	needed+=(numa_balancing_register_ops sched_numa_balancing)
 	members+=('linux/sched/numa_balancing.h:void \(\*release\)\(struct mm_struct \*')
