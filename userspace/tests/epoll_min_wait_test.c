@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <limits.h>
+#include <sched.h>
 #include <linux/io_uring.h>
 #include <sys/mman.h>
 
@@ -1045,6 +1046,74 @@ TEST_F(module, unload_after_clear_of_an_adaptive_wait)
 	numab_sleep_ms(200);
 	EXPECT_EQ(5000000, set_min_wait(self->epfd, 0));
 	EXPECT_EQ(4, set_min_events(self->epfd, 0));
+	t0 = numab_now_ns();
+	while (!unloaded && numab_ms_since(t0) < 2000) {
+		unloaded = !numab_delete_module();
+		if (!unloaded)
+			usleep(10000);
+	}
+	EXPECT_TRUE(unloaded) TH_LOG("unload refused: the waiter is inside");
+	efd_signal(self->efd);
+	pthread_join(th, NULL);
+	EXPECT_EQ(1, t.ret);
+	if (!numab_module_loaded())
+		ASSERT_EQ(0, numab_modprobe());
+}
+
+/* Write @val to a sysctl file; returns its previous value, or NULL. */
+static char *sysctl_swap(const char *path, const char *val)
+{
+	static char old[32];
+	FILE *f = fopen(path, "r+");
+
+	if (!f)
+		return NULL;
+	if (!fgets(old, sizeof(old), f) || fseek(f, 0, SEEK_SET) < 0 ||
+	    fputs(val, f) < 0) {
+		fclose(f);
+		return NULL;
+	}
+	return fclose(f) ? NULL : old;
+}
+
+/*
+ * A waiter at an adaptive wait of 0 that did not run while the value
+ * changed 65,536 times, the last change clearing it, finds the same
+ * generation of the adaptive state as it began with (a u16), but the
+ * state is cleared: it leaves the module, which can be unloaded before
+ * any event comes. The changes run SCHED_FIFO on the waiter's CPU.
+ */
+TEST_F(module, clear_after_the_generation_wrapped)
+{
+	struct timed t = {
+		.epfd = self->epfd, .maxevents = 8, .timeout = -1,
+	};
+	struct sched_param fifo = { .sched_priority = 10 }, other = { 0 };
+	char *rt_runtime;
+	bool unloaded = false;
+	cpu_set_t cpu0;
+	pthread_t th;
+	int64_t t0;
+	int i;
+
+	CPU_ZERO(&cpu0);
+	CPU_SET(0, &cpu0);
+	ASSERT_EQ(0, sched_setaffinity(0, sizeof(cpu0), &cpu0));
+	ASSERT_EQ(0, set_min_wait(self->epfd,
+				  5000000 | EPOLL_MIN_WAIT_ADAPTIVE));
+	ASSERT_EQ(0, timed_wait_start(&th, &t));
+	/* No RT throttling: the waiter must not run before the clear. */
+	rt_runtime = sysctl_swap("/proc/sys/kernel/sched_rt_runtime_us", "-1");
+	ASSERT_NE(NULL, rt_runtime);
+	ASSERT_EQ(0, sched_setscheduler(0, SCHED_FIFO, &fifo));
+	for (i = 0; i < 65535; i++)
+		if (set_min_wait(self->epfd, (5000000 + (i & 1 ? 0 : 1)) |
+				 EPOLL_MIN_WAIT_ADAPTIVE) < 0)
+			break;
+	EXPECT_LE(0, set_min_wait(self->epfd, 0));
+	sched_setscheduler(0, SCHED_OTHER, &other);
+	sysctl_swap("/proc/sys/kernel/sched_rt_runtime_us", rt_runtime);
+	ASSERT_EQ(65535, i);
 	t0 = numab_now_ns();
 	while (!unloaded && numab_ms_since(t0) < 2000) {
 		unloaded = !numab_delete_module();
