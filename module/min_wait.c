@@ -180,6 +180,7 @@ static void min_wait_sleep(struct min_wait_call *c)
 static int min_wait_first_event(struct min_wait_call *c)
 {
 	struct epoll_min_waiter *w = c->w;
+	ktime_t now;
 	int res;
 
 	while (!READ_ONCE(w->timed_out) && !signal_pending(current)) {
@@ -189,15 +190,22 @@ static int min_wait_first_event(struct min_wait_call *c)
 			min_wait_sleep(c);
 			break;
 		case EPOLL_MW_CHANGED:
-			/* A new K leaves this wait of 0 as it was, a new M not. */
-			if (!min_wait_adapt_current(w->mw, c->gen))
+			/*
+			 * A new K leaves this wait of 0 as it was; a new
+			 * value, or one cleared, ends it (the generation
+			 * read on entry may be that of the value since).
+			 */
+			if (!READ_ONCE(w->mw->usecs) ||
+			    !(READ_ONCE(w->mw->flags) & EPOLL_MIN_WAIT_ADAPT) ||
+			    !min_wait_adapt_current(w->mw, c->gen))
 				return 0;
 			break;
 		case EPOLL_MW_SCAN:
 			/* Only an item still ready is an event: not a scan. */
+			now = ktime_get();
 			res = epoll_mw_scan(w, 1);
 			if (res > 0)
-				c->seen = ktime_get();
+				c->seen = now;
 			if (res)
 				return res;
 			break;
