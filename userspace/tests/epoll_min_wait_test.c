@@ -1075,22 +1075,26 @@ static int sysctl_swap(const char *path, const char *val, char *old, int len)
 	return fclose(f) ? -1 : 0;
 }
 
-/* How many times thread @tid of this process has run on a CPU, or -1. */
-static long thread_runs(pid_t tid)
+/* Context switches of thread @tid of this process (it ran), or -1. */
+static long thread_switches(pid_t tid)
 {
-	char path[64];
-	long long run, wait;
-	long n = -1;
+	char path[64], line[128];
+	long n, sum = 0;
+	int found = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
-	if (fscanf(f, "%lld %lld %ld", &run, &wait, &n) != 3)
-		n = -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &n) == 1) {
+			sum += n;
+			found++;
+		}
 	fclose(f);
-	return n;
+	return found == 2 ? sum : -1;
 }
 
 /*
@@ -1108,7 +1112,7 @@ TEST_F(module, clear_after_the_generation_wrapped)
 	};
 	struct sched_param fifo = { .sched_priority = 10 }, other = { 0 };
 	static const char rt_runtime[] = "/proc/sys/kernel/sched_rt_runtime_us";
-	char old_runtime[32];
+	char old_runtime[32], scratch[32];
 	long runs_before, runs_after;
 	bool unloaded = false, fifo_set;
 	cpu_set_t cpus, one;
@@ -1129,7 +1133,7 @@ TEST_F(module, clear_after_the_generation_wrapped)
 	/* No RT throttling: the waiter must not run before the clear. */
 	ASSERT_EQ(0, sysctl_swap(rt_runtime, "-1", old_runtime,
 				 sizeof(old_runtime)));
-	runs_before = thread_runs(t.tid);
+	runs_before = thread_switches(t.tid);
 	fifo_set = !sched_setscheduler(0, SCHED_FIFO, &fifo);
 	for (i = 0; fifo_set && i < 65535; i++)
 		if (set_min_wait(self->epfd, (5000000 + (i & 1 ? 0 : 1)) |
@@ -1137,11 +1141,11 @@ TEST_F(module, clear_after_the_generation_wrapped)
 			break;
 	if (fifo_set && i == 65535 && set_min_wait(self->epfd, 0) < 0)
 		i = -1;
-	runs_after = thread_runs(t.tid);
+	runs_after = thread_switches(t.tid);
 	if (fifo_set)
 		sched_setscheduler(0, SCHED_OTHER, &other);
-	EXPECT_EQ(0, sysctl_swap(rt_runtime, old_runtime, old_runtime,
-				 sizeof(old_runtime)));
+	EXPECT_EQ(0, sysctl_swap(rt_runtime, old_runtime, scratch,
+				 sizeof(scratch)));
 	ASSERT_TRUE(fifo_set);
 	ASSERT_EQ(65535, i);
 	ASSERT_LE(0, runs_before);
