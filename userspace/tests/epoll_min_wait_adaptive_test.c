@@ -630,6 +630,19 @@ static void *k_setter_fn(void *arg)
 	return NULL;
 }
 
+/* 40 calls of 20 ms on an idle instance while @t sets K. */
+static struct run run_calls_with_k_setter(struct k_setter *t)
+{
+	struct run r = { 0 };
+
+	if (pthread_create(&t->th, NULL, k_setter_fn, t))
+		return r;
+	r = run_calls(t->epfd, 40, 20);
+	t->stop = true;
+	pthread_join(t->th, NULL);
+	return r;
+}
+
 /*
  * A new K wakes a call at a wait of 0 to read the values again, but no
  * event came: it is no gap to measure, and the wait never climbs.
@@ -640,10 +653,7 @@ TEST_F(adapt, new_min_events_is_no_event)
 	struct run r;
 
 	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
-	ASSERT_EQ(0, pthread_create(&t.th, NULL, k_setter_fn, &t));
-	r = run_calls(self->epfd, 40, 20);
-	t.stop = true;
-	pthread_join(t.th, NULL);
+	r = run_calls_with_k_setter(&t);
 	ASSERT_LT(40, t.sets);
 	EXPECT_EQ(0, r.events);
 	EXPECT_EQ(0, r.max_current)
@@ -663,10 +673,7 @@ TEST_F(adapt, min_events_set_and_back_is_no_event)
 	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
 	ASSERT_LE(0, set_min_events(self->epfd, 2));
 	ASSERT_EQ(0, pin_to_cpu0());
-	ASSERT_EQ(0, pthread_create(&t.th, NULL, k_setter_fn, &t));
-	r = run_calls(self->epfd, 40, 20);
-	t.stop = true;
-	pthread_join(t.th, NULL);
+	r = run_calls_with_k_setter(&t);
 	ASSERT_LT(40, t.sets);
 	EXPECT_EQ(0, r.events);
 	EXPECT_EQ(0, r.max_current)
@@ -682,22 +689,12 @@ TEST_F(adapt, new_min_events_wakes_no_call_at_zero)
 {
 	struct timed t = { .epfd = self->epfd, .maxevents = 8,
 			   .timeout = 400 };
-	pthread_t th;
-	int i;
 
 	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
-	ASSERT_EQ(0, pthread_create(&th, NULL, timed_wait_fn, &t));
-	while (!__atomic_load_n(&t.tid, __ATOMIC_ACQUIRE))
-		usleep(1000);
-	ASSERT_TRUE(thread_sleeps(t.tid, 1000));
-	for (i = 0; i < 50; i++) {
-		ASSERT_LE(0, set_min_events(self->epfd, 2 + i % 2));
-		usleep(2000);
-	}
-	pthread_join(th, NULL);
+	ASSERT_EQ(0, wait_through_new_min_events(&t));
 	EXPECT_EQ(0, t.ret);
-	EXPECT_GE(2, t.nvcsw) TH_LOG("%ld voluntary context switches on %d new K values",
-				     t.nvcsw, i);
+	EXPECT_GE(2, t.nvcsw) TH_LOG("%ld voluntary context switches on 50 new K values",
+				     t.nvcsw);
 }
 
 /* Polls the instance in a loop until stopped: scans with nothing ready. */

@@ -1022,6 +1022,19 @@ TEST_F(module, unload_race_clear_while_waiting)
 	EXPECT_EQ(0, numab_modprobe());
 }
 
+/* Unload the module, retrying for up to @ms: whether it went. */
+static bool unload_within_ms(int ms)
+{
+	int64_t t0 = numab_now_ns();
+
+	while (numab_delete_module()) {
+		if (numab_ms_since(t0) >= ms)
+			return false;
+		usleep(10000);
+	}
+	return true;
+}
+
 /*
  * An adaptive wait of 0 sleeps in the module to its first event, and a
  * new K alone leaves it asleep there. Its values cleared, M and then K,
@@ -1033,9 +1046,7 @@ TEST_F(module, unload_after_clear_of_an_adaptive_wait)
 	struct timed t = {
 		.epfd = self->epfd, .maxevents = 8, .timeout = -1,
 	};
-	bool unloaded = false;
 	pthread_t th;
-	int64_t t0;
 
 	ASSERT_EQ(0, set_min_wait(self->epfd,
 				  5000000 | EPOLL_MIN_WAIT_ADAPTIVE));
@@ -1046,13 +1057,7 @@ TEST_F(module, unload_after_clear_of_an_adaptive_wait)
 	numab_sleep_ms(200);
 	EXPECT_EQ(5000000, set_min_wait(self->epfd, 0));
 	EXPECT_EQ(4, set_min_events(self->epfd, 0));
-	t0 = numab_now_ns();
-	while (!unloaded && numab_ms_since(t0) < 2000) {
-		unloaded = !numab_delete_module();
-		if (!unloaded)
-			usleep(10000);
-	}
-	EXPECT_TRUE(unloaded) TH_LOG("unload refused: the waiter is inside");
+	EXPECT_TRUE(unload_within_ms(2000)) TH_LOG("unload refused: the waiter is inside");
 	efd_signal(self->efd);
 	pthread_join(th, NULL);
 	EXPECT_EQ(1, t.ret);
@@ -1114,10 +1119,9 @@ TEST_F(module, clear_after_the_generation_wrapped)
 	static const char rt_runtime[] = "/proc/sys/kernel/sched_rt_runtime_us";
 	char old_runtime[32], scratch[32];
 	long runs_before, runs_after;
-	bool unloaded = false, fifo_set;
+	bool fifo_set;
 	cpu_set_t cpus, one;
 	pthread_t th;
-	int64_t t0;
 	int i, cpu;
 
 	/* The waiter inherits the CPU: the first this test may use. */
@@ -1154,13 +1158,7 @@ TEST_F(module, clear_after_the_generation_wrapped)
 		pthread_join(th, NULL);
 		SKIP(return, "the waiter ran during the changes");
 	}
-	t0 = numab_now_ns();
-	while (!unloaded && numab_ms_since(t0) < 2000) {
-		unloaded = !numab_delete_module();
-		if (!unloaded)
-			usleep(10000);
-	}
-	EXPECT_TRUE(unloaded) TH_LOG("unload refused: the waiter is inside");
+	EXPECT_TRUE(unload_within_ms(2000)) TH_LOG("unload refused: the waiter is inside");
 	efd_signal(self->efd);
 	pthread_join(th, NULL);
 	EXPECT_EQ(1, t.ret);

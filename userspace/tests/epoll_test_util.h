@@ -154,6 +154,27 @@ static inline int timed_wait_start(pthread_t *th, struct timed *t)
 	return -1;
 }
 
+/*
+ * A call of @t->timeout ms on an idle instance while K changes 50 times
+ * (2, 3, 2, ...), 2 ms apart: @t has its result. 0, or -1 if it could
+ * not start or a set failed.
+ */
+static inline int wait_through_new_min_events(struct timed *t)
+{
+	pthread_t th;
+	int i, ret = 0;
+
+	if (timed_wait_start(&th, t))
+		return -1;
+	for (i = 0; i < 50 && !ret; i++) {
+		if (set_min_events(t->epfd, 2 + i % 2) < 0)
+			ret = -1;
+		usleep(2000);
+	}
+	pthread_join(th, NULL);
+	return ret;
+}
+
 /* Milliseconds from @from_ns to the end of the wait @t. */
 static inline int64_t ms_after(const struct timed *t, int64_t from_ns)
 {
