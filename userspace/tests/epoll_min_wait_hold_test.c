@@ -4,14 +4,16 @@
  * wait: items linked on the ready list that are not ready (stale) neither
  * count towards the batch nor start a wait timed from the first event; a
  * waiter whose batch is complete (maxevents 1, or one that entered before
- * the instance had a minimum wait) is not held by another waiter's; a
- * cleared minimum wait or a lowered batch target applies to the waiters
- * already asleep; an event that comes while the call scans the ready list
- * counts; a fault in the copy to the caller returns what was copied, as
- * plain epoll does; a call that returns 0 leaves the caller's buffer as it
- * was; the minimum wait is timed from the call's entry, not from the end
- * of its first scan; and 64 waiters inside their minimum wait do not make
- * an event dearer. EPOLLEXCLUSIVE is in epoll_min_wait_test.c.
+ * the instance had a minimum wait) is not held by another waiter's; of
+ * two waiters holding batches, the smaller batch is served first, whatever
+ * the order in which they went to sleep; a cleared minimum wait or a
+ * lowered batch target applies to the waiters already asleep; an event
+ * that comes while the call scans the ready list counts; a fault in the
+ * copy to the caller returns what was copied, as plain epoll does; a call
+ * that returns 0 leaves the caller's buffer as it was; the minimum wait is
+ * timed from the call's entry, not from the end of its first scan; and 64
+ * waiters inside their minimum wait do not make an event dearer.
+ * EPOLLEXCLUSIVE is in epoll_min_wait_test.c.
  *
  * Every check is a count, an order, or a time compared with the minimum
  * wait M (or with a cost measured in the same run) with wide margins: the
@@ -448,6 +450,70 @@ TEST_F(hold, waiter_from_before_min_wait_not_held)
 {
 	SKIP_WITHOUT_MIN_WAIT();
 	other_waiter_case(_metadata, self, WIDE, true);
+}
+
+/*
+ * Two waiters hold their batches in a minimum wait of M = 1 s: BIG needs
+ * 4 events (maxevents 4), SMALL needs 2 (maxevents 2). Two writes complete
+ * SMALL's batch, whichever of them went to sleep first: SMALL returns both
+ * well before M; BIG, whose batch they do not complete, is not woken for
+ * them and returns nothing, at its timeout.
+ */
+static void smaller_batch_case(struct __test_metadata *_metadata,
+			       FIXTURE_DATA(hold) *self, bool small_first)
+{
+	const int m_ms = 1000, big_timeout_ms = 1500;
+	struct wide *big = &self->w[0], *small = &self->w[1];
+	struct wide *first = small_first ? small : big;
+	int64_t wrote;
+
+	ASSERT_EQ(0, add_fd(self->epfd, self->efd[0], EPOLLIN | EPOLLET));
+	ASSERT_EQ(0, add_fd(self->epfd, self->efd[1], EPOLLIN | EPOLLET));
+	ASSERT_EQ(0, set_min_wait(self->epfd, m_ms * 1000));
+	if (small_first)
+		ASSERT_EQ(0, wide_start(small, self->epfd, 2, 3000))
+			TH_LOG("SMALL did not go to sleep");
+	ASSERT_EQ(0, wide_start(big, self->epfd, 4, big_timeout_ms))
+		TH_LOG("BIG did not go to sleep");
+	if (!small_first)
+		ASSERT_EQ(0, wide_start(small, self->epfd, 2, 3000))
+			TH_LOG("SMALL did not go to sleep");
+	wrote = numab_now_ns();
+	efd_signal(self->efd[0]);
+	efd_signal(self->efd[1]);
+	wide_join(small);
+	wide_join(big);
+
+	ksft_print_msg("%s asleep first: SMALL (maxevents 2) %d event(s) %lld ms after the writes; BIG (maxevents 4) %d after %lld ms; M %d ms, writes %lld ms into the first wait\n",
+		       small_first ? "SMALL" : "BIG", small->ret,
+		       (long long)wide_ms_after(small, wrote), big->ret,
+		       (long long)wide_ms(big), m_ms,
+		       (long long)((wrote - first->start_ns) / NS_PER_MS));
+	/* else the first minimum wait ends too soon for this to show anything */
+	EXPECT_GT(first->start_ns + m_ms / 4 * NS_PER_MS, wrote)
+		TH_LOG("setup too slow: the writes came %lld ms into the first wait",
+		       (long long)((wrote - first->start_ns) / NS_PER_MS));
+	EXPECT_EQ(2, small->ret)
+		TH_LOG("%s", small->ret < 0 ? strerror(small->err) : "");
+	EXPECT_GT(m_ms / 2, wide_ms_after(small, wrote))
+		TH_LOG("SMALL returned %lld ms after its batch was complete: the holder that needs the fewest events was not woken",
+		       (long long)wide_ms_after(small, wrote));
+	EXPECT_EQ(0, big->ret)
+		TH_LOG("BIG returned %d: %s", big->ret,
+		       big->ret < 0 ? strerror(big->err) :
+		       "it took events of SMALL's batch, or had one twice");
+}
+
+TEST_F(hold, smaller_batch_served_first_small_asleep_first)
+{
+	SKIP_WITHOUT_MIN_WAIT();
+	smaller_batch_case(_metadata, self, true);
+}
+
+TEST_F(hold, smaller_batch_served_first_big_asleep_first)
+{
+	SKIP_WITHOUT_MIN_WAIT();
+	smaller_batch_case(_metadata, self, false);
 }
 
 /*
