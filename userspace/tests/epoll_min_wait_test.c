@@ -997,21 +997,15 @@ TEST_F(module, unload_race_clear_while_waiting)
 	struct timed t = {
 		.epfd = self->epfd, .maxevents = 8, .timeout = -1,
 	};
-	bool unloaded = false;
+	bool unloaded;
 	pthread_t th;
-	int64_t t0;
 
 	ASSERT_EQ(0, set_min_wait(self->epfd, 1000000));
 	efd_signal(self->efd);
 	ASSERT_EQ(0, pthread_create(&th, NULL, timed_wait_fn, &t));
 	numab_sleep_ms(200);
 	EXPECT_EQ(1000000, set_min_wait(self->epfd, 0));
-	t0 = numab_now_ns();
-	while (!unloaded && numab_ms_since(t0) < 1000 + 2 * SLACK_MS) {
-		unloaded = !numab_delete_module();
-		if (!unloaded)
-			usleep(10000);
-	}
+	unloaded = numab_unload_settles(1000 + 2 * SLACK_MS);
 	pthread_join(th, NULL);
 	EXPECT_EQ(1, t.ret);
 	EXPECT_GT(1000 + SLACK_MS, t.ms) TH_LOG("waiter after %lld ms",
@@ -1020,19 +1014,6 @@ TEST_F(module, unload_race_clear_while_waiting)
 		unloaded = numab_unload_settles(2000);
 	EXPECT_TRUE(unloaded) TH_LOG("unload refused after the waiter left");
 	EXPECT_EQ(0, numab_modprobe());
-}
-
-/* Unload the module, retrying for up to @ms: whether it went. */
-static bool unload_within_ms(int ms)
-{
-	int64_t t0 = numab_now_ns();
-
-	while (numab_delete_module()) {
-		if (numab_ms_since(t0) >= ms)
-			return false;
-		usleep(10000);
-	}
-	return true;
 }
 
 /*
@@ -1057,7 +1038,7 @@ TEST_F(module, unload_after_clear_of_an_adaptive_wait)
 	numab_sleep_ms(200);
 	EXPECT_EQ(5000000, set_min_wait(self->epfd, 0));
 	EXPECT_EQ(4, set_min_events(self->epfd, 0));
-	EXPECT_TRUE(unload_within_ms(2000)) TH_LOG("unload refused: the waiter is inside");
+	EXPECT_TRUE(numab_unload_settles(2000)) TH_LOG("unload refused: the waiter is inside");
 	efd_signal(self->efd);
 	pthread_join(th, NULL);
 	EXPECT_EQ(1, t.ret);
@@ -1158,7 +1139,7 @@ TEST_F(module, clear_after_the_generation_wrapped)
 		pthread_join(th, NULL);
 		SKIP(return, "the waiter ran during the changes");
 	}
-	EXPECT_TRUE(unload_within_ms(2000)) TH_LOG("unload refused: the waiter is inside");
+	EXPECT_TRUE(numab_unload_settles(2000)) TH_LOG("unload refused: the waiter is inside");
 	efd_signal(self->efd);
 	pthread_join(th, NULL);
 	EXPECT_EQ(1, t.ret);
@@ -1191,7 +1172,7 @@ TEST_F(module, unload_loop_clear_while_waiting)
 		int ep2 = epoll_create1(EPOLL_CLOEXEC), dup_fd = -1;
 		int efd2 = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 		pthread_t th_hold, th_first;
-		bool unloaded = false;
+		bool unloaded;
 		int64_t t0;
 
 		ASSERT_LE(0, ep2);
@@ -1215,11 +1196,7 @@ TEST_F(module, unload_loop_clear_while_waiting)
 		t0 = numab_now_ns();
 		EXPECT_EQ(5000000, set_min_wait(self->epfd, 0));
 		EXPECT_EQ(5000000, set_min_wait(ep2, 0));
-		while (!unloaded && numab_ms_since(t0) < 2000) {
-			unloaded = !numab_delete_module();
-			if (!unloaded)
-				usleep(1000);
-		}
+		unloaded = numab_unload_settles(2000);
 		EXPECT_TRUE(unloaded) TH_LOG("round %d: unload refused", round);
 		efd_signal(efd2);
 		pthread_join(th_hold, NULL);
