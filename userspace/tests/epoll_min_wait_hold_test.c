@@ -7,10 +7,11 @@
  * the instance had a minimum wait) is not held by another waiter's; of
  * two waiters holding batches, the smaller batch is served first, whatever
  * the order in which they went to sleep; a cleared minimum wait or a
- * lowered batch target applies to the waiters already asleep; an event
- * that comes while the call scans the ready list counts; a fault in the
- * copy to the caller returns what was copied, as plain epoll does; a call
- * that returns 0 leaves the caller's buffer as it was; the minimum wait is
+ * lowered batch target applies to the waiters already asleep, and a value
+ * that would hold them longer only from their next call; an event that
+ * comes while the call scans the ready list counts; a fault in the copy
+ * to the caller returns what was copied, as plain epoll does; a call that
+ * returns 0 leaves the caller's buffer as it was; the minimum wait is
  * timed from the call's entry, not from the end of its first scan; and 64
  * waiters inside their minimum wait do not make an event dearer.
  * EPOLLEXCLUSIVE is in epoll_min_wait_test.c.
@@ -579,6 +580,56 @@ TEST_F(hold, lowering_min_events_applies_to_waiters)
 	EXPECT_GT(1000, wide_ms_after(b, changed))
 		TH_LOG("B returned %lld ms after K became 1",
 		       (long long)wide_ms_after(b, changed));
+}
+
+/*
+ * B holds one ready item in a minimum wait timed from its start; while it
+ * holds, the value changes to one that would hold it longer: a higher M,
+ * or the same M timed from the first event (which, for a call that holds
+ * an event already, would start now). Either applies from the next call:
+ * B returns its event at about M, not later.
+ */
+static void longer_value_case(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(hold) *self, uint64_t longer,
+			      int change_ms, const char *what)
+{
+	const int m_ms = 500;
+	struct wide *b = &self->w[0];
+	int64_t changed;
+
+	ASSERT_EQ(0, add_fd(self->epfd, self->efd[0], EPOLLIN));
+	ASSERT_EQ(0, set_min_wait(self->epfd, m_ms * 1000));
+	efd_signal(self->efd[0]);
+	ASSERT_EQ(0, wide_start(b, self->epfd, WIDE, 10000))
+		TH_LOG("B did not go to sleep");
+	sleep_until_ns(b->start_ns + change_ms * NS_PER_MS);
+	changed = numab_now_ns();
+	ASSERT_EQ(m_ms * 1000, set_min_wait(self->epfd, longer));
+	wide_join(b);
+
+	ksft_print_msg("M %d ms, then %s %lld ms into the call: B %d event(s) after %lld ms\n",
+		       m_ms, what, (long long)((changed - b->start_ns) / NS_PER_MS),
+		       b->ret, (long long)wide_ms(b));
+	EXPECT_EQ(1, b->ret) TH_LOG("%s", b->ret < 0 ? strerror(b->err) : "");
+	EXPECT_GT(m_ms * 3 / 2, wide_ms(b))
+		TH_LOG("B returned after %lld ms: the new value held it past its M of %d ms",
+		       (long long)wide_ms(b), m_ms);
+	EXPECT_LE(m_ms * 8 / 10, wide_ms(b))
+		TH_LOG("B returned after %lld ms, before 0.8 M",
+		       (long long)wide_ms(b));
+}
+
+TEST_F(hold, raised_min_wait_applies_from_the_next_call)
+{
+	SKIP_WITHOUT_MIN_WAIT();
+	longer_value_case(_metadata, self, 5000 * 1000, 50, "M 5000 ms");
+}
+
+TEST_F(hold, timing_from_the_first_event_applies_from_the_next_call)
+{
+	SKIP_WITHOUT_MIN_WAIT();
+	longer_value_case(_metadata, self, 500 * 1000 | AFTER_FIRST, 400,
+			  "the same M timed from the first event");
 }
 
 /*
