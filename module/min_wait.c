@@ -216,7 +216,8 @@ static int min_wait_first_event(struct min_wait_call *c)
 
 /*
  * The values are read again after every wakeup: lowering or clearing
- * them applies at once to the calls in progress.
+ * them applies at once to the calls in progress, and a value that would
+ * end the minimum wait later from the next call.
  */
 static int min_wait_loop(struct min_wait_call *c)
 {
@@ -230,6 +231,7 @@ static int min_wait_loop(struct min_wait_call *c)
 		u32 k = READ_ONCE(w->mw->events);
 		int batch = k && k < w->maxevents ? k : w->maxevents;
 		ktime_t now = ktime_get();
+		ktime_t min_end;
 		bool over, hold;
 		int need;
 
@@ -246,15 +248,19 @@ static int min_wait_loop(struct min_wait_call *c)
 		if (w->ready && !c->seen)
 			c->seen = now;
 		if (!(flags & EPOLL_MIN_WAIT_FIRST))
-			c->min_end = ktime_add_us(w->start, usecs);
+			min_end = ktime_add_us(w->start, usecs);
 		else if (c->first)
-			c->min_end = ktime_add_us(c->first, usecs);
+			min_end = ktime_add_us(c->first, usecs);
 		else
-			c->min_end = KTIME_MAX;
-		c->min_slack = min_t(u64, current->timer_slack_ns,
-				     (u64)usecs * NSEC_PER_USEC / 8);
-		if (rt_prio(current->prio))
-			c->min_slack = 0;
+			min_end = KTIME_MAX;
+		/* A value that would wait longer applies from the next call. */
+		if (ktime_before(min_end, c->min_end)) {
+			c->min_end = min_end;
+			c->min_slack = min_t(u64, current->timer_slack_ns,
+					     (u64)usecs * NSEC_PER_USEC / 8);
+			if (rt_prio(current->prio))
+				c->min_slack = 0;
+		}
 		over = READ_ONCE(w->hold_ended) || !ktime_before(now, c->min_end);
 		need = over ? 1 : batch;
 
