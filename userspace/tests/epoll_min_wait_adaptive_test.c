@@ -378,6 +378,41 @@ TEST_F(adapt, heavy_load_climbs_then_falls)
 }
 
 /*
+ * A heavy load (two events every 1 ms) lets the wait climb past 5 ms;
+ * then each call's own timeout, 5 ms, ends it before its minimum wait:
+ * each returns the batch that came in those 5 ms, several events. A call
+ * cut short by its timeout still batched: the wait must not fall to 0
+ * for it, as it does for a wait that got one event.
+ */
+#define CUT_T_MS	5
+#define CUT_CALLS	100
+
+TEST_F(adapt, cut_short_by_the_timeout_counts_its_batch)
+{
+	struct epoll_event ev[64];
+	int i, j, n, zero = 0, events = 0;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, M_US | ADAPTIVE));
+	ASSERT_EQ(0, pace(self, 0, 2, 1000));
+	for (i = 0; i < 600 && fdinfo_current(self->epfd) <= 2 * CUT_T_MS * 1000; i++)
+		run_calls(self->epfd, 1, 2000);
+	ASSERT_LT(2 * CUT_T_MS * 1000, fdinfo_current(self->epfd))
+		TH_LOG("the wait did not climb past %d ms", 2 * CUT_T_MS);
+	for (i = 0; i < CUT_CALLS; i++) {
+		n = epoll_wait(self->epfd, ev, 64, CUT_T_MS);
+		for (j = 0; j < n; j++)
+			efd_drain(ev[j].data.fd);
+		events += n > 0 ? n : 0;
+		zero += !fdinfo_current(self->epfd);
+	}
+	TH_LOG("%d calls of timeout %d ms: %d events, the wait at 0 after %d of them",
+	       CUT_CALLS, CUT_T_MS, events, zero);
+	EXPECT_LE(2 * CUT_CALLS, events) TH_LOG("no batches");
+	EXPECT_GE(CUT_CALLS / 10, zero)
+		TH_LOG("calls cut short by their timeout made the wait fall");
+}
+
+/*
  * The farther calls stay from batching, the fewer measure: one in 8,
  * then one in 16, 32, up to 256. Of 124 calls with gaps of 80 ms (M/2 is
  * 50 ms), calls 1, 9, 25, 57 and 121 measure; one in 8 throughout would
