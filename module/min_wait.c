@@ -340,9 +340,17 @@ static int min_wait_wait(struct epoll_min_waiter *w)
 		res = min_wait_loop(&c);
 	hrtimer_cancel(&c.timer);
 	destroy_hrtimer_on_stack(&c.timer);
-	/* Left to epoll's plain path, a call still delivers what it saw. */
-	if (adaptive && (res || c.seen))
-		min_wait_report(&c, res ?: 1);
+	if (!adaptive)
+		return res;
+	/*
+	 * Ended by its timeout or a signal, or made plain, a call that saw
+	 * events delivers what is ready, as epoll's plain path would: the
+	 * policy learns the batch it got.
+	 */
+	if (!res && c.seen)
+		res = epoll_mw_scan(w, 1);
+	if (res > 0)
+		min_wait_report(&c, res);
 	return res;
 }
 
