@@ -12,8 +12,10 @@
  * comes while the call scans the ready list counts; a fault in the copy
  * to the caller returns what was copied, as plain epoll does; a call that
  * returns 0 leaves the caller's buffer as it was; the minimum wait is
- * timed from the call's entry, not from the end of its first scan; and 64
- * waiters inside their minimum wait do not make an event dearer.
+ * timed from the call's entry, not from the end of its first scan; an
+ * event wakes one of many waiters for their first event, not each in
+ * turn; and 64 waiters inside their minimum wait do not make an event
+ * dearer.
  * EPOLLEXCLUSIVE is in epoll_min_wait_test.c.
  *
  * Every check is a count, an order, or a time compared with the minimum
@@ -1223,6 +1225,68 @@ FIXTURE_TEARDOWN(many)
 	close(self->epfd);
 	if (self->efd >= 0)
 		close(self->efd);
+}
+
+/*
+ * FIRST_WAITERS threads wait for their first event (maxevents 8, a
+ * minimum wait of 5 s timed from the first event), then P with
+ * maxevents 1. One write: one of the sixteen is woken and holds the
+ * event for its batch; the others, whose batch it completes no more,
+ * must not each be woken in turn to hold it too (a wakeup passed on from
+ * each one's scan of the ready list): their context switches in the
+ * next 300 ms are at most FIRST_SWITCHES_MAX in all. P, whose batch it
+ * is, returns it at once.
+ */
+#define FIRST_WAITERS	16
+#define FIRST_SWITCHES_MAX 4
+
+static long switches_of(struct wide *w, int n)
+{
+	long sum = 0, s;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		s = thread_switches(w[i].tid);
+		if (s < 0)
+			return -1;
+		sum += s;
+	}
+	return sum;
+}
+
+TEST_F_TIMEOUT(many, first_event_wakes_one_waiter_for_its_first, 120)
+{
+	const int m_ms = 5000, timeout_ms = 1500;
+	struct wide *p = &self->w[FIRST_WAITERS];
+	long before, after;
+	int64_t wrote;
+	int i;
+
+	SKIP_WITHOUT_MIN_WAIT();
+	ASSERT_EQ(0, set_min_wait(self->epfd, m_ms * 1000 | AFTER_FIRST));
+	for (i = 0; i < FIRST_WAITERS; i++)
+		ASSERT_EQ(0, wide_start(&self->w[i], self->epfd, 8, timeout_ms))
+			TH_LOG("waiter %d did not go to sleep", i);
+	ASSERT_EQ(0, wide_start(p, self->epfd, 1, timeout_ms))
+		TH_LOG("P did not go to sleep");
+	before = switches_of(self->w, FIRST_WAITERS);
+	ASSERT_LE(0, before);
+	wrote = numab_now_ns();
+	efd_signal(self->efd);
+	numab_sleep_ms(300);
+	after = switches_of(self->w, FIRST_WAITERS);
+	ASSERT_LE(0, after);
+	wide_join(p);
+
+	ksft_print_msg("%d waiters for their first event (M %d ms from it): %ld context switches in 300 ms after one write; P (maxevents 1) %d event(s) %lld ms after it\n",
+		       FIRST_WAITERS, m_ms, after - before, p->ret,
+		       (long long)wide_ms_after(p, wrote));
+	EXPECT_GE(FIRST_SWITCHES_MAX, after - before)
+		TH_LOG("one event woke the waiters one after another");
+	EXPECT_EQ(1, p->ret) TH_LOG("%s", p->ret < 0 ? strerror(p->err) : "");
+	EXPECT_GT(timeout_ms / 2, wide_ms_after(p, wrote))
+		TH_LOG("P returned %lld ms after the write",
+		       (long long)wide_ms_after(p, wrote));
 }
 
 /* COST_N write()+read() pairs, with @waiters asleep: the ns they took. */

@@ -1061,28 +1061,6 @@ static int sysctl_swap(const char *path, const char *val, char *old, int len)
 	return fclose(f) ? -1 : 0;
 }
 
-/* Context switches of thread @tid of this process (it ran), or -1. */
-static long thread_switches(pid_t tid)
-{
-	char path[64], line[128];
-	long n, sum = 0;
-	int found = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1 ||
-		    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &n) == 1) {
-			sum += n;
-			found++;
-		}
-	fclose(f);
-	return found == 2 ? sum : -1;
-}
-
 /*
  * A waiter at an adaptive wait of 0 that did not run while the value
  * changed 65,536 times, the last change clearing it, finds the same

@@ -63,6 +63,28 @@ static inline pid_t numab_gettid(void)
 	return (pid_t)syscall(SYS_gettid);
 }
 
+/* Context switches of thread @tid of this process (it ran), or -1. */
+static inline long thread_switches(pid_t tid)
+{
+	char path[64], line[128];
+	long n, sum = 0;
+	int found = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "voluntary_ctxt_switches: %ld", &n) == 1 ||
+		    sscanf(line, "nonvoluntary_ctxt_switches: %ld", &n) == 1) {
+			sum += n;
+			found++;
+		}
+	fclose(f);
+	return found == 2 ? sum : -1;
+}
+
 /*
  * Wait until thread @tid of this process sleeps (state S in its stat file),
  * for up to @ms milliseconds. True once it does.
