@@ -8,7 +8,9 @@
  * two waiters holding batches, the smaller batch is served first, whatever
  * the order in which they went to sleep; a cleared minimum wait or a
  * lowered batch target applies to the waiters already asleep, and a value
- * that would hold them longer only from their next call; an event that
+ * that would hold them longer only from their next call; a holder killed
+ * while it holds, or a waiter past its minimum wait, does not leave an
+ * event to another's batch; an event that
  * comes while the call scans the ready list counts; a fault in the copy
  * to the caller returns what was copied, as plain epoll does; a call that
  * returns 0 leaves the caller's buffer as it was; the minimum wait is
@@ -582,6 +584,91 @@ TEST_F(hold, lowering_min_events_applies_to_waiters)
 	EXPECT_GT(1000, wide_ms_after(b, changed))
 		TH_LOG("B returned %lld ms after K became 1",
 		       (long long)wide_ms_after(b, changed));
+}
+
+/*
+ * D waits for its first event (M = 300 ms from it, maxevents 8); then a
+ * child process A does the same on the same instance. One write: A,
+ * queued last, is woken first and holds the event for its batch; D, whose
+ * batch it completes no more, sleeps on. A is killed while it holds: D
+ * must be told of the event A left, and return it about M later, not at
+ * its timeout.
+ */
+TEST_F(hold, killed_holder_hands_its_event_on)
+{
+	const int m_ms = 300, timeout_ms = 3000;
+	struct wide *d = &self->w[0];
+	struct epoll_event ev[8];
+	int64_t killed;
+	pid_t a;
+
+	SKIP_WITHOUT_MIN_WAIT();
+	ASSERT_EQ(0, add_fd(self->epfd, self->efd[0], EPOLLIN | EPOLLET));
+	ASSERT_EQ(0, set_min_wait(self->epfd, m_ms * 1000 | AFTER_FIRST));
+	ASSERT_EQ(0, wide_start(d, self->epfd, 8, timeout_ms))
+		TH_LOG("D did not go to sleep");
+	a = fork();
+	ASSERT_LE(0, a);
+	if (!a) {
+		epoll_wait(self->epfd, ev, 8, 10 * timeout_ms);
+		_exit(0);
+	}
+	ASSERT_TRUE(process_sleeps(a, 5000)) TH_LOG("A did not go to sleep");
+	efd_signal(self->efd[0]);
+	/* A holds the event: well within its minimum wait */
+	numab_sleep_ms(m_ms / 3);
+	killed = numab_now_ns();
+	ASSERT_EQ(0, kill(a, SIGKILL));
+	ASSERT_EQ(a, waitpid(a, NULL, 0));
+	wide_join(d);
+
+	ksft_print_msg("A killed while it held the event (M %d ms from it): D %d event(s) %lld ms after the kill\n",
+		       m_ms, d->ret, (long long)wide_ms_after(d, killed));
+	EXPECT_EQ(1, d->ret) TH_LOG("%s", d->ret < 0 ? strerror(d->err) : "");
+	EXPECT_GT(timeout_ms / 2, wide_ms_after(d, killed))
+		TH_LOG("D returned %lld ms after the kill: not told of the event A left",
+		       (long long)wide_ms_after(d, killed));
+}
+
+/*
+ * B waits for its first event (M = 300 ms from it, maxevents 8). E1
+ * starts B's wait; a call with maxevents 1 takes E1 away; at M B's wait
+ * ends with nothing ready, and B sleeps on, as a plain waiter, to the next
+ * event. Then D waits for its first event, queued after B. E2: D, woken
+ * first, holds it for its batch; B, whose minimum wait is over, must
+ * have it at once all the same.
+ */
+TEST_F(hold, waiter_past_its_wait_gets_an_event_another_holds)
+{
+	const int m_ms = 300;
+	struct wide *b = &self->w[0], *d = &self->w[1];
+	struct epoll_event ev;
+	int64_t wrote;
+
+	SKIP_WITHOUT_MIN_WAIT();
+	ASSERT_EQ(0, add_fd(self->epfd, self->efd[0], EPOLLIN | EPOLLET));
+	ASSERT_EQ(0, add_fd(self->epfd, self->efd[1], EPOLLIN | EPOLLET));
+	ASSERT_EQ(0, set_min_wait(self->epfd, m_ms * 1000 | AFTER_FIRST));
+	ASSERT_EQ(0, wide_start(b, self->epfd, 8, 5000))
+		TH_LOG("B did not go to sleep");
+	efd_signal(self->efd[0]);
+	numab_sleep_ms(m_ms / 6);
+	ASSERT_EQ(1, epoll_wait(self->epfd, &ev, 1, 0));
+	efd_drain(self->efd[0]);
+	numab_sleep_ms(m_ms * 2);
+	ASSERT_EQ(0, wide_start(d, self->epfd, 8, 1500))
+		TH_LOG("D did not go to sleep");
+	wrote = numab_now_ns();
+	efd_signal(self->efd[1]);
+	wide_join(b);
+	wide_join(d);
+
+	ksft_print_msg("B past its minimum wait: %d event(s) %lld ms after E2; D (holding it) %d\n",
+		       b->ret, (long long)wide_ms_after(b, wrote), d->ret);
+	EXPECT_EQ(1, b->ret) TH_LOG("%s", b->ret < 0 ? strerror(b->err) : "");
+	EXPECT_GT(m_ms, wide_ms_after(b, wrote))
+		TH_LOG("B returned %lld ms after E2: held by D's batch",
+		       (long long)wide_ms_after(b, wrote));
 }
 
 /*
@@ -1228,14 +1315,14 @@ FIXTURE_TEARDOWN(many)
 }
 
 /*
- * FIRST_WAITERS threads wait for their first event (maxevents 8, a
- * minimum wait of 5 s timed from the first event), then P with
- * maxevents 1. One write: one of the sixteen is woken and holds the
- * event for its batch; the others, whose batch it completes no more,
- * must not each be woken in turn to hold it too (a wakeup passed on from
- * each one's scan of the ready list): their context switches in the
- * next 300 ms are at most FIRST_SWITCHES_MAX in all. P, whose batch it
- * is, returns it at once.
+ * P waits with maxevents 1, then FIRST_WAITERS threads wait for their
+ * first event (maxevents 8, a minimum wait of 5 s timed from the first
+ * event); the last queued is woken first. One write: one of the sixteen
+ * is woken and holds the event for its batch; the others, whose batch it
+ * completes no more, must not each be woken in turn to hold it too (a
+ * wakeup passed on from each one's scan of the ready list): their context
+ * switches in the next 300 ms are at most FIRST_SWITCHES_MAX in all. P,
+ * whose batch it is, queued before them, returns it at once.
  */
 #define FIRST_WAITERS	16
 #define FIRST_SWITCHES_MAX 4
@@ -1264,11 +1351,11 @@ TEST_F_TIMEOUT(many, first_event_wakes_one_waiter_for_its_first, 120)
 
 	SKIP_WITHOUT_MIN_WAIT();
 	ASSERT_EQ(0, set_min_wait(self->epfd, m_ms * 1000 | AFTER_FIRST));
+	ASSERT_EQ(0, wide_start(p, self->epfd, 1, timeout_ms))
+		TH_LOG("P did not go to sleep");
 	for (i = 0; i < FIRST_WAITERS; i++)
 		ASSERT_EQ(0, wide_start(&self->w[i], self->epfd, 8, timeout_ms))
 			TH_LOG("waiter %d did not go to sleep", i);
-	ASSERT_EQ(0, wide_start(p, self->epfd, 1, timeout_ms))
-		TH_LOG("P did not go to sleep");
 	before = switches_of(self->w, FIRST_WAITERS);
 	ASSERT_LE(0, before);
 	wrote = numab_now_ns();

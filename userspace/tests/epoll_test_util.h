@@ -86,16 +86,15 @@ static inline long thread_switches(pid_t tid)
 }
 
 /*
- * Wait until thread @tid of this process sleeps (state S in its stat file),
- * for up to @ms milliseconds. True once it does.
+ * Wait until the task of stat file @path sleeps (state S), for up to @ms
+ * milliseconds. True once it does.
  */
-static inline bool thread_sleeps(pid_t tid, int ms)
+static inline bool stat_sleeps(const char *path, int ms)
 {
-	char path[64], buf[512], *p;
+	char buf[512], *p;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
 	for (; ms > 0; ms -= 2) {
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
@@ -111,6 +110,24 @@ static inline bool thread_sleeps(pid_t tid, int ms)
 		usleep(2000);
 	}
 	return false;
+}
+
+/* stat_sleeps() of thread @tid of this process. */
+static inline bool thread_sleeps(pid_t tid, int ms)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	return stat_sleeps(path, ms);
+}
+
+/* stat_sleeps() of process @pid. */
+static inline bool process_sleeps(pid_t pid, int ms)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	return stat_sleeps(path, ms);
 }
 
 /* --- timed waits ---------------------------------------------------------- */
