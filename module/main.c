@@ -12,27 +12,30 @@
 
 #include "numab_minwait.h"
 
+bool numab_live __ro_after_init;
+
+/*
+ * The epoll hook goes last and debugfs after it, so that nothing fails
+ * once a file or epoll instance can pin the module; a prctl() made while
+ * the second registration may still fail is refused (numab_live).
+ */
 static int __init numab_minwait_init(void)
 {
 	int ret;
 
-	numab_stats_init();
-
 	ret = numa_prctl_register();
 	if (ret)
-		goto err_stats;
+		return ret;
 
 	ret = min_wait_register();
-	if (ret)
-		goto err_numa;
+	if (ret) {
+		numa_prctl_unregister();
+		return ret;
+	}
 
+	WRITE_ONCE(numab_live, true);
+	numab_stats_init();
 	return 0;
-
-err_numa:
-	numa_prctl_unregister();
-err_stats:
-	numab_stats_exit();
-	return ret;
 }
 
 static void __exit numab_minwait_exit(void)

@@ -103,7 +103,7 @@ static void numa_mode_release(struct mm_struct *mm)
 static int numa_prctl(unsigned long arg2, unsigned long arg3,
 		      unsigned long arg4, unsigned long arg5)
 {
-	if (arg4 || arg5)
+	if (arg4 || arg5 || !READ_ONCE(numab_live))
 		return -EINVAL;
 
 	switch (arg2) {

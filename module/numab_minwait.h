@@ -7,6 +7,12 @@
 #include <linux/percpu.h>
 #include <linux/types.h>
 
+/*
+ * Set once init holds both hook points: until then prctl() refuses, so
+ * that a load that fails half-way leaves no mm out of DEFAULT.
+ */
+extern bool numab_live;
+
 /* Published read-only in debugfs. */
 extern atomic_t min_wait_instances;
 DECLARE_PER_CPU(unsigned long, min_wait_waits);
