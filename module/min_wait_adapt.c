@@ -232,9 +232,13 @@ static void adapt_gap(struct epoll_min_wait *mw, struct min_wait_adapt *a,
 /* Ready wakes per M in a wait of @len_us, << RATE_SHIFT; saturates. */
 static u32 adapt_wake_rate(u32 wakes, u64 len_us, u32 m)
 {
-	u64 rate = div64_u64((u64)wakes * m << RATE_SHIFT, max(len_us, 1ULL));
+	u64 n = (u64)wakes * m;
 
-	return min_t(u64, rate, RATE_UNKNOWN - 1);
+	/* The shift would wrap, and the rate saturates for any real @len_us. */
+	if (n > U64_MAX >> RATE_SHIFT)
+		return RATE_UNKNOWN - 1;
+	n = div64_u64(n << RATE_SHIFT, max(len_us, 1ULL));
+	return min_t(u64, n, RATE_UNKNOWN - 1);
 }
 
 /*
