@@ -16,8 +16,9 @@
  * returns 0 leaves the caller's buffer as it was; the minimum wait is
  * timed from the call's entry, not from the end of its first scan; an
  * event wakes one of many waiters for their first event, not each in
- * turn; and 64 waiters inside their minimum wait do not make an event
- * dearer.
+ * turn; 64 waiters inside their minimum wait do not make an event
+ * dearer; and thousands waiting for their first event make neither a
+ * short batch nor a new K dearer.
  * EPOLLEXCLUSIVE is in epoll_min_wait_test.c.
  *
  * Every check is a count, an order, or a time compared with the minimum
@@ -1450,6 +1451,208 @@ TEST_F_TIMEOUT(many, many_waiters_event_cost, 300)
 	EXPECT_GE(COST_RATIO_MAX * plain, with)
 		TH_LOG("an event costs %.1fx with %d waiters holding (at most %dx)",
 		       (double)with / plain, COST_WAITERS, COST_RATIO_MAX);
+}
+
+/* --- thousands of waiters asleep ------------------------------------------ */
+
+/*
+ * What an event and a new value cost must not grow with the number of
+ * waiters asleep on the instance: a scan that leaves a short batch listed
+ * passes its wakeup on without visiting the waiters that wait for their
+ * first event, and a new K reaches the waiters without a walk of them.
+ * CROWD threads, each on a small stack, wait for their first event (M of
+ * CROWD_MIN_WAIT_MS timed from it, maxevents WIDE); each cost is compared
+ * with the same work beside a few waiters, or none, in the same run, with
+ * a wide margin (CROWD_RATIO_MAX).
+ */
+#define CROWD		3000
+#define CROWD_FEW	40
+#define CROWD_EVENTS	32
+#define CROWD_SETS	2000
+#define CROWD_ROUNDS	3
+#define CROWD_RATIO_MAX	3
+#define CROWD_MIN_WAIT_MS 20000
+#define CROWD_STACK	(64 * 1024)
+
+FIXTURE(crowd) {
+	int epfd;
+	int efd;
+	int nr;
+	struct wide *w;
+};
+
+FIXTURE_SETUP(crowd)
+{
+	self->efd = -1;
+	self->nr = 0;
+	self->epfd = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, self->epfd);
+	self->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	ASSERT_LE(0, self->efd);
+	ASSERT_EQ(0, add_fd(self->epfd, self->efd, EPOLLIN));
+	self->w = calloc(CROWD, sizeof(*self->w));
+	ASSERT_NE(NULL, self->w);
+}
+
+/*
+ * Let every waiter go: cleared, the minimum wait ends for all of them,
+ * and the level-triggered eventfd left readable is an event for each.
+ */
+static void crowd_release(FIXTURE_DATA(crowd) *self)
+{
+	int i;
+
+	set_min_wait(self->epfd, 0);
+	efd_signal(self->efd);
+	for (i = 0; i < self->nr; i++)
+		wide_join(&self->w[i]);
+	self->nr = 0;
+	efd_drain(self->efd);
+}
+
+FIXTURE_TEARDOWN(crowd)
+{
+	if (self->w) {
+		crowd_release(self);
+		free(self->w);
+	}
+	close(self->epfd);
+	if (self->efd >= 0)
+		close(self->efd);
+}
+
+/* @n waiters asleep for their first event: 0, or -1. */
+static int crowd_start(FIXTURE_DATA(crowd) *self, int n)
+{
+	pthread_attr_t attr;
+	struct wide *w;
+	int i, ret = 0;
+
+	if (set_min_wait(self->epfd, CROWD_MIN_WAIT_MS * 1000 | AFTER_FIRST) < 0 ||
+	    pthread_attr_init(&attr))
+		return -1;
+	if (pthread_attr_setstacksize(&attr, CROWD_STACK))
+		ret = -1;
+	for (i = 0; !ret && i < n; i++) {
+		w = &self->w[i];
+		w->epfd = self->epfd;
+		w->maxevents = WIDE;
+		w->timeout = CROWD_MIN_WAIT_MS + 10000;
+		w->tid = 0;
+		if (pthread_create(&w->th, &attr, wide_fn, w))
+			ret = -1;
+		else
+			w->started = true;
+		self->nr = i + 1;
+	}
+	pthread_attr_destroy(&attr);
+	for (i = 0; !ret && i < n; i++)
+		ret = wide_asleep(&self->w[i]);
+	return ret;
+}
+
+/* CPU time of the whole process, in ns. */
+static int64_t process_cpu_ns(void)
+{
+	struct timespec ts;
+
+	if (clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts))
+		return -1;
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/*
+ * With @n waiters asleep for their first event, CROWD_EVENTS writes, 2 ms
+ * apart: each wakes one waiter, which finds a batch of one, holds it, and
+ * passes the wakeup on. The CPU time they took, all threads included.
+ */
+static int64_t short_batch_round(struct __test_metadata *_metadata,
+				 FIXTURE_DATA(crowd) *self, int n)
+{
+	int64_t t0, t1;
+	int i;
+
+	if (crowd_start(self, n)) {
+		TH_LOG("%d waiters did not all go to sleep", n);
+		return -1;
+	}
+	t0 = process_cpu_ns();
+	for (i = 0; i < CROWD_EVENTS; i++) {
+		efd_signal(self->efd);
+		numab_sleep_ms(2);
+	}
+	numab_sleep_ms(200);
+	t1 = process_cpu_ns();
+	crowd_release(self);
+	return t0 < 0 || t1 < 0 ? -1 : t1 - t0;
+}
+
+TEST_F_TIMEOUT(crowd, short_batch_costs_the_same_beside_many_first_waiters,
+	       300)
+{
+	int64_t few = INT64_MAX, many = INT64_MAX, ns;
+	int r;
+
+	SKIP_WITHOUT_MIN_WAIT();
+	for (r = 0; r < CROWD_ROUNDS; r++) {
+		ns = short_batch_round(_metadata, self, CROWD_FEW);
+		ASSERT_LT(0, ns) TH_LOG("round %d beside %d waiters", r,
+					CROWD_FEW);
+		if (ns < few)
+			few = ns;
+		ns = short_batch_round(_metadata, self, CROWD);
+		ASSERT_LT(0, ns) TH_LOG("round %d beside %d waiters", r,
+					CROWD);
+		if (ns < many)
+			many = ns;
+	}
+	ksft_print_msg("%d events, each held as a batch of one: %.2f ms of CPU beside %d waiters for their first event, %.2f ms beside %d (fastest of %d): %.2fx\n",
+		       CROWD_EVENTS, ms_of(few), CROWD_FEW, ms_of(many), CROWD,
+		       CROWD_ROUNDS, (double)many / few);
+	EXPECT_GE(CROWD_RATIO_MAX * few, many)
+		TH_LOG("a short batch costs %.1fx beside %d waiters (at most %dx)",
+		       (double)many / few, CROWD, CROWD_RATIO_MAX);
+}
+
+/* CROWD_SETS new values of K, each waking nobody: the ns they took. */
+static int64_t set_k_ns(int epfd)
+{
+	int64_t t0 = numab_now_ns();
+	int i;
+
+	for (i = 0; i < CROWD_SETS; i++)
+		if (set_min_events(epfd, 2 + i % 2) < 0)
+			return -1;
+	return numab_now_ns() - t0;
+}
+
+TEST_F_TIMEOUT(crowd, new_k_costs_the_same_with_many_waiters, 300)
+{
+	int64_t alone = INT64_MAX, with = INT64_MAX, ns;
+	int r;
+
+	SKIP_WITHOUT_MIN_WAIT();
+	for (r = 0; r < CROWD_ROUNDS; r++) {
+		ASSERT_EQ(0, set_min_wait(self->epfd,
+					  CROWD_MIN_WAIT_MS * 1000 | AFTER_FIRST));
+		ns = set_k_ns(self->epfd);
+		ASSERT_LT(0, ns);
+		if (ns < alone)
+			alone = ns;
+		ASSERT_EQ(0, crowd_start(self, CROWD))
+			TH_LOG("%d waiters did not all go to sleep", CROWD);
+		ns = set_k_ns(self->epfd);
+		ASSERT_LT(0, ns);
+		if (ns < with)
+			with = ns;
+		crowd_release(self);
+	}
+	ksft_print_msg("%d EPOLL_CTL_MIN_EVENTS: %.2f ms with no waiter, %.2f ms with %d waiters for their first event (fastest of %d): %.2fx\n",
+		       CROWD_SETS, ms_of(alone), ms_of(with), CROWD, CROWD_ROUNDS,
+		       (double)with / alone);
+	EXPECT_GE(CROWD_RATIO_MAX * alone, with)
+		TH_LOG("a new K costs %.1fx with %d waiters (at most %dx)",
+		       (double)with / alone, CROWD, CROWD_RATIO_MAX);
 }
 
 TEST_HARNESS_MAIN

@@ -1046,6 +1046,49 @@ TEST_F(module, unload_after_clear_of_an_adaptive_wait)
 		ASSERT_EQ(0, numab_modprobe());
 }
 
+/*
+ * A waiter past its minimum wait with nothing ready, and one waiting for
+ * the first event to time its wait from, sleep in the module; neither is
+ * woken by a new value, as they wait for an event whatever the values.
+ * Cleared, the values let both leave the module, which can be unloaded
+ * before any event comes.
+ */
+static void unload_after_clear_while(struct __test_metadata *_metadata,
+				     FIXTURE_DATA(module) *self,
+				     uint64_t value, const char *what)
+{
+	struct timed t = {
+		.epfd = self->epfd, .maxevents = 8, .timeout = -1,
+	};
+	pthread_t th;
+
+	ASSERT_EQ(0, set_min_wait(self->epfd, value));
+	ASSERT_EQ(0, timed_wait_start(&th, &t));
+	numab_sleep_ms(100);
+	EXPECT_EQ(value & INT_MAX, set_min_wait(self->epfd, 0));
+	EXPECT_TRUE(numab_unload_settles(2000))
+		TH_LOG("unload refused: %s is inside", what);
+	efd_signal(self->efd);
+	pthread_join(th, NULL);
+	EXPECT_EQ(1, t.ret) TH_LOG("%s", what);
+	efd_drain(self->efd);
+	if (!numab_module_loaded())
+		ASSERT_EQ(0, numab_modprobe());
+}
+
+TEST_F(module, unload_after_clear_of_a_wait_that_is_over)
+{
+	unload_after_clear_while(_metadata, self, 1000,
+				 "a waiter past its minimum wait");
+}
+
+TEST_F(module, unload_after_clear_of_a_wait_for_a_first_event)
+{
+	unload_after_clear_while(_metadata, self,
+				 5000000 | EPOLL_MIN_WAIT_AFTER_FIRST,
+				 "a waiter for its first event");
+}
+
 /* Write @val to a sysctl file, its previous value to @old; 0 or -1. */
 static int sysctl_swap(const char *path, const char *val, char *old, int len)
 {
