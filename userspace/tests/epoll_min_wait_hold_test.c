@@ -723,6 +723,40 @@ TEST_F(hold, timing_from_the_first_event_applies_from_the_next_call)
 }
 
 /*
+ * B holds one of a batch of K = 2 in a 3 s minimum wait; K is raised to
+ * 64, which would hold it longer, so it applies from the next call. A
+ * second item completes B's batch of 2: B returns both at once, not at M.
+ */
+TEST_F(hold, raised_min_events_applies_from_the_next_call)
+{
+	const int m_ms = 3000;
+	struct wide *b = &self->w[0];
+	int64_t wrote;
+
+	SKIP_WITHOUT_MIN_WAIT();
+	ASSERT_EQ(0, add_fd(self->epfd, self->efd[0], EPOLLIN));
+	ASSERT_EQ(0, add_fd(self->epfd, self->efd[1], EPOLLIN));
+	ASSERT_EQ(0, set_min_wait(self->epfd, m_ms * 1000));
+	ASSERT_EQ(0, set_min_events(self->epfd, 2));
+	efd_signal(self->efd[0]);
+	ASSERT_EQ(0, wide_start(b, self->epfd, WIDE, 10000))
+		TH_LOG("B did not go to sleep");
+	numab_sleep_ms(30);
+	ASSERT_EQ(2, set_min_events(self->epfd, 64));
+	numab_sleep_ms(30);
+	wrote = numab_now_ns();
+	efd_signal(self->efd[1]);
+	wide_join(b);
+
+	ksft_print_msg("K 2 raised to 64 under M %d ms: B %d event(s) %lld ms after its second item\n",
+		       m_ms, b->ret, (long long)wide_ms_after(b, wrote));
+	EXPECT_EQ(2, b->ret) TH_LOG("%s", b->ret < 0 ? strerror(b->err) : "");
+	EXPECT_GT(1000, wide_ms_after(b, wrote))
+		TH_LOG("B returned %lld ms after its batch of 2 was complete: the raised K held it",
+		       (long long)wide_ms_after(b, wrote));
+}
+
+/*
  * Four items ready, an events buffer with room for two before an
  * inaccessible page. Plain epoll returns the two it copied (the fault is
  * reported only when nothing was); with a minimum wait the call must
@@ -1521,15 +1555,18 @@ FIXTURE_TEARDOWN(crowd)
 		close(self->efd);
 }
 
-/* @n waiters asleep for their first event: 0, or -1. */
-static int crowd_start(FIXTURE_DATA(crowd) *self, int n)
+/*
+ * @n waiters asleep in a minimum wait of @value: for their first event
+ * with AFTER_FIRST; with the eventfd readable and M timed from the call,
+ * holding it for a batch of WIDE. 0, or -1.
+ */
+static int crowd_start_with(FIXTURE_DATA(crowd) *self, int n, uint64_t value)
 {
 	pthread_attr_t attr;
 	struct wide *w;
 	int i, ret = 0;
 
-	if (set_min_wait(self->epfd, CROWD_MIN_WAIT_MS * 1000 | AFTER_FIRST) < 0 ||
-	    pthread_attr_init(&attr))
+	if (set_min_wait(self->epfd, value) < 0 || pthread_attr_init(&attr))
 		return -1;
 	if (pthread_attr_setstacksize(&attr, CROWD_STACK))
 		ret = -1;
@@ -1549,6 +1586,12 @@ static int crowd_start(FIXTURE_DATA(crowd) *self, int n)
 	for (i = 0; !ret && i < n; i++)
 		ret = wide_asleep(&self->w[i]);
 	return ret;
+}
+
+/* @n waiters asleep for their first event: 0, or -1. */
+static int crowd_start(FIXTURE_DATA(crowd) *self, int n)
+{
+	return crowd_start_with(self, n, CROWD_MIN_WAIT_MS * 1000 | AFTER_FIRST);
 }
 
 /* CPU time of the whole process, in ns. */
@@ -1614,14 +1657,14 @@ TEST_F_TIMEOUT(crowd, short_batch_costs_the_same_beside_many_first_waiters,
 		       (double)many / few, CROWD, CROWD_RATIO_MAX);
 }
 
-/* CROWD_SETS new values of K, each waking nobody: the ns they took. */
-static int64_t set_k_ns(int epfd)
+/* @sets new values of K, @k and @k + 1 in turn: the ns they took. */
+static int64_t set_k_ns(int epfd, int sets, int k)
 {
 	int64_t t0 = numab_now_ns();
 	int i;
 
-	for (i = 0; i < CROWD_SETS; i++)
-		if (set_min_events(epfd, 2 + i % 2) < 0)
+	for (i = 0; i < sets; i++)
+		if (set_min_events(epfd, k + i % 2) < 0)
 			return -1;
 	return numab_now_ns() - t0;
 }
@@ -1635,13 +1678,13 @@ TEST_F_TIMEOUT(crowd, new_k_costs_the_same_with_many_waiters, 300)
 	for (r = 0; r < CROWD_ROUNDS; r++) {
 		ASSERT_EQ(0, set_min_wait(self->epfd,
 					  CROWD_MIN_WAIT_MS * 1000 | AFTER_FIRST));
-		ns = set_k_ns(self->epfd);
+		ns = set_k_ns(self->epfd, CROWD_SETS, 2);
 		ASSERT_LT(0, ns);
 		if (ns < alone)
 			alone = ns;
 		ASSERT_EQ(0, crowd_start(self, CROWD))
 			TH_LOG("%d waiters did not all go to sleep", CROWD);
-		ns = set_k_ns(self->epfd);
+		ns = set_k_ns(self->epfd, CROWD_SETS, 2);
 		ASSERT_LT(0, ns);
 		if (ns < with)
 			with = ns;
@@ -1652,6 +1695,47 @@ TEST_F_TIMEOUT(crowd, new_k_costs_the_same_with_many_waiters, 300)
 		       (double)with / alone);
 	EXPECT_GE(CROWD_RATIO_MAX * alone, with)
 		TH_LOG("a new K costs %.1fx with %d waiters (at most %dx)",
+		       (double)with / alone, CROWD, CROWD_RATIO_MAX);
+}
+
+/*
+ * CROWD waiters each hold the one readable item for a batch of K =
+ * HOLD_K; K goes to HOLD_K + 1 and back, CROWD_HOLD_SETS times. A higher
+ * K applies from the next call, and a lower one back to HOLD_K lowers no
+ * holder's batch: none is woken for either.
+ */
+#define CROWD_HOLD_SETS	200
+#define HOLD_K		33
+
+TEST_F_TIMEOUT(crowd, new_k_costs_the_same_with_many_holders, 300)
+{
+	int64_t alone = INT64_MAX, with = INT64_MAX, ns;
+	int r;
+
+	SKIP_WITHOUT_MIN_WAIT();
+	for (r = 0; r < CROWD_ROUNDS; r++) {
+		ASSERT_EQ(0, set_min_wait(self->epfd, CROWD_MIN_WAIT_MS * 1000));
+		ASSERT_LE(0, set_min_events(self->epfd, HOLD_K));
+		ns = set_k_ns(self->epfd, CROWD_HOLD_SETS, HOLD_K);
+		ASSERT_LT(0, ns);
+		if (ns < alone)
+			alone = ns;
+		ASSERT_LE(0, set_min_events(self->epfd, HOLD_K));
+		efd_signal(self->efd);
+		ASSERT_EQ(0, crowd_start_with(self, CROWD,
+					      CROWD_MIN_WAIT_MS * 1000))
+			TH_LOG("%d holders did not all go to sleep", CROWD);
+		ns = set_k_ns(self->epfd, CROWD_HOLD_SETS, HOLD_K);
+		ASSERT_LT(0, ns);
+		if (ns < with)
+			with = ns;
+		crowd_release(self);
+	}
+	ksft_print_msg("%d EPOLL_CTL_MIN_EVENTS: %.2f ms with no waiter, %.2f ms with %d holders of a short batch (fastest of %d): %.2fx\n",
+		       CROWD_HOLD_SETS, ms_of(alone), ms_of(with), CROWD,
+		       CROWD_ROUNDS, (double)with / alone);
+	EXPECT_GE(CROWD_RATIO_MAX * alone, with)
+		TH_LOG("a new K costs %.1fx with %d holders (at most %dx)",
 		       (double)with / alone, CROWD, CROWD_RATIO_MAX);
 }
 
