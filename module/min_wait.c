@@ -89,6 +89,7 @@ struct min_wait_call {
 	struct hrtimer timer;
 	ktime_t first;		/* its first ready event; 0 before it */
 	ktime_t min_end;	/* KTIME_MAX until the wait has a start */
+	int batch;		/* the smallest min(K, maxevents) it was told */
 	ktime_t armed;		/* the timer's expiry, as last armed */
 	u64 min_slack;
 	u32 wait_us;		/* adaptive: the wait it takes */
@@ -215,9 +216,10 @@ static int min_wait_first_event(struct min_wait_call *c)
 }
 
 /*
- * The values are read again after every wakeup: lowering or clearing
- * them applies at once to the calls in progress, and a value that would
- * end the minimum wait later from the next call.
+ * The values are read again after every wakeup: a value that would end
+ * the minimum wait sooner (a lower M or K, or M cleared) applies at once to
+ * the calls in progress, and one that would end it later (a higher M
+ * or K) from the next call. The adaptive target is read as it is.
  */
 static int min_wait_loop(struct min_wait_call *c)
 {
@@ -235,6 +237,9 @@ static int min_wait_loop(struct min_wait_call *c)
 		bool over, hold;
 		int need;
 
+		/* A higher K, as a longer M, applies from the next call. */
+		batch = min(batch, c->batch);
+		c->batch = batch;
 		/* Cleared, or a batch of one: a plain wait from here on. */
 		if (!usecs || batch < 2)
 			return 0;
@@ -323,6 +328,7 @@ static int min_wait_wait(struct epoll_min_waiter *w)
 	struct min_wait_call c = {
 		.w = w,
 		.min_end = KTIME_MAX,
+		.batch = INT_MAX,
 		.armed = KTIME_MAX,
 		.hard = IS_ENABLED(CONFIG_PREEMPT_RT) && rt_prio(current->prio),
 	};
