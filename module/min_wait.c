@@ -217,9 +217,10 @@ static int min_wait_first_event(struct min_wait_call *c)
 
 /*
  * The values are read again after every wakeup: a value that would end
- * the minimum wait sooner (a lower M or K, or M cleared) applies at once to
- * the calls in progress, and one that would end it later (a higher M
- * or K) from the next call. The adaptive target is read as it is.
+ * the minimum wait sooner (a lower M or K, or M cleared) applies at
+ * once to the calls in progress, and one that would end it later (a
+ * higher M or K) from the next call. The adaptive target is read as it
+ * is.
  */
 static int min_wait_loop(struct min_wait_call *c)
 {
